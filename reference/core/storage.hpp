@@ -1,0 +1,56 @@
+// Storage: bytes in one memory domain, accounted in a MemoryTracker (DESIGN §3).
+// release() frees the bytes but keeps the object (like untyped_storage().resize_(0));
+// adopt() re-attaches another storage's bytes without copying, so every tensor
+// viewing this storage sees them. Reading a released storage is an error.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "reference/core/memory.hpp"
+
+namespace rcts {
+
+class Storage {
+ public:
+  // Allocates zero-filled bytes. `tracker` may be null (untracked scratch).
+  static std::shared_ptr<Storage> allocate(MemoryTracker* tracker, Domain domain, Category category,
+                                           int64_t bytes, std::string name);
+  ~Storage();
+  Storage(const Storage&) = delete;
+  Storage& operator=(const Storage&) = delete;
+
+  // Checked access: throws an Error naming `reader` when the bytes were released.
+  std::byte* data(const std::string& reader);
+  const std::byte* data(const std::string& reader) const;
+
+  // Poisons the bytes with 0xFF (a NaN in f32 and bf16), frees them, keeps the object.
+  void release();
+  // Takes over `donor`'s bytes (zero-copy). Sizes must match; the donor ends released.
+  void adopt(Storage& donor);
+  bool released() const { return !bytes_; }
+
+  void retag(Category c);
+  Category category() const { return category_; }
+  Domain domain() const { return domain_; }
+  int64_t nbytes() const { return nbytes_; }
+  uint64_t id() const { return id_; }
+  const std::string& name() const { return name_; }
+  MemoryTracker* tracker() const { return tracker_; }
+
+ private:
+  Storage() = default;
+  struct Free {
+    void operator()(std::byte* p) const;
+  };
+  std::unique_ptr<std::byte[], Free> bytes_;
+  int64_t nbytes_ = 0;
+  MemoryTracker* tracker_ = nullptr;
+  Domain domain_ = Domain::host;
+  Category category_ = Category::activation;
+  uint64_t id_ = 0;
+  std::string name_;
+};
+
+}  // namespace rcts
