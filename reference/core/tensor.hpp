@@ -61,6 +61,7 @@ class Tensor {
   }
   // Untyped bytes of this tensor (little-endian, as stored).
   const std::byte* bytes() const;
+  std::byte* bytes() { return const_cast<std::byte*>(static_cast<const Tensor*>(this)->bytes()); }
 
   // A view with another shape of the same numel, sharing storage.
   Tensor view(const Shape& shape, std::string name = {}) const;

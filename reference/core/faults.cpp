@@ -1,0 +1,55 @@
+#include "reference/core/faults.hpp"
+
+#include <atomic>
+
+#include "reference/core/error.hpp"
+
+namespace rcts {
+
+namespace {
+std::atomic<Fault> active{Fault::none};
+}
+
+const std::vector<FaultInfo>& all_faults() {
+  static const std::vector<FaultInfo> list = {
+      {Fault::no_rng_restore, "no_rng_restore", "recompute runs without restoring the RNG snapshot"},
+      {Fault::default_only_restore, "default_only_restore",
+       "recompute restores the device default generator only, not the tracker states"},
+      {Fault::recompute_on_main_stream, "recompute_on_main_stream",
+       "recompute draws from the live RNG streams and leaves them advanced (no fork_rng)"},
+      {Fault::tp_seed_without_rank, "tp_seed_without_rank", "model-parallel-rng seed omits tp_rank"},
+      {Fault::ep_seed_without_rank, "ep_seed_without_rank", "expert-parallel-rng seed omits ep_rank and etp_rank"},
+      {Fault::checkpoint_keeps_intermediates, "checkpoint_keeps_intermediates",
+       "checkpointed forward saves its intermediates (no memory saved)"},
+      {Fault::uniform_drops_tail, "uniform_drops_tail",
+       "uniform recompute leaves the truncated tail chunk un-checkpointed"},
+      {Fault::uniform_feeds_chunk_input, "uniform_feeds_chunk_input",
+       "every layer of a uniform chunk is fed the chunk input (Megatron-LM PR #290)"},
+      {Fault::late_output_recompute, "late_output_recompute",
+       "output-discarding recompute fires after its consumer's backward"},
+      {Fault::side_effect_twice, "side_effect_twice", "a side effect inside a recomputed region is applied twice"},
+  };
+  return list;
+}
+
+Fault parse_fault(std::string_view name) {
+  std::string known;
+  for (const auto& f : all_faults()) {
+    if (f.name == name) return f.fault;
+    known += (known.empty() ? "" : ", ") + std::string(f.name);
+  }
+  throw Error("unknown mutant '" + std::string(name) + "' (known: " + known + ")");
+}
+
+std::string_view fault_name(Fault f) {
+  for (const auto& i : all_faults())
+    if (i.fault == f) return i.name;
+  return "none";
+}
+
+Fault active_fault() { return active.load(std::memory_order_relaxed); }
+
+FaultScope::FaultScope(Fault f) : previous_(active.exchange(f)) {}
+FaultScope::~FaultScope() { active.store(previous_); }
+
+}  // namespace rcts

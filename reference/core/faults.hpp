@@ -1,0 +1,50 @@
+// Mutants (DESIGN §10): named, compiled-in faults that a run can switch on, one per
+// known bug class. The suite must detect every one of them (`rcts mutants`).
+// Faults are process-wide and meant to be set for one whole run (FaultScope).
+#pragma once
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace rcts {
+
+enum class Fault {
+  none,
+  no_rng_restore,            // recompute does not restore the RNG snapshot
+  default_only_restore,      // recompute restores the device default only, not tracker states
+  recompute_on_main_stream,  // recompute consumes the live RNG streams (no fork_rng)
+  tp_seed_without_rank,      // model-parallel-rng seed ignores tp_rank
+  ep_seed_without_rank,      // expert-parallel-rng seed ignores ep/etp rank
+  checkpoint_keeps_intermediates,  // checkpointed forward saves everything (no memory saved)
+  uniform_drops_tail,        // uniform plan leaves the truncated tail chunk un-checkpointed
+  uniform_feeds_chunk_input, // every layer of a uniform chunk gets the chunk input (Megatron PR #290)
+  late_output_recompute,     // output-discarding recompute fires after its consumer's backward
+  side_effect_twice,         // a recomputed side effect (aux loss) is applied again
+};
+
+struct FaultInfo {
+  Fault fault;
+  std::string_view name;
+  std::string_view description;
+};
+
+const std::vector<FaultInfo>& all_faults();
+// Throws rcts::Error listing the known names when `name` is unknown.
+Fault parse_fault(std::string_view name);
+std::string_view fault_name(Fault f);
+
+Fault active_fault();
+inline bool fault_on(Fault f) { return active_fault() == f; }
+
+class FaultScope {
+ public:
+  explicit FaultScope(Fault f);
+  ~FaultScope();
+  FaultScope(const FaultScope&) = delete;
+  FaultScope& operator=(const FaultScope&) = delete;
+
+ private:
+  Fault previous_;
+};
+
+}  // namespace rcts

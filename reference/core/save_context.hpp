@@ -1,0 +1,91 @@
+// SaveContext: what one forward invocation keeps for its backward (DESIGN §4).
+// `save` goes through the saved-tensor hooks and re-tags the storage as
+// saved_activation (or checkpoint_input); `load` unpacks. A disabled context (the
+// no-grad forward that checkpointing runs) saves nothing. Contexts form a tree whose
+// paths name the modules; every save is appended to a SaveLog with path, tensor
+// name, bytes and category, so memory checks can say what was saved.
+#pragma once
+#include <any>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "reference/core/saved_tensor_hooks.hpp"
+
+namespace rcts {
+
+struct SaveRecord {
+  std::string module_path;
+  std::string tensor;
+  int64_t bytes = 0;
+  Category category = Category::saved_activation;
+  uint64_t storage_id = 0;
+  bool recompute = false;  // saved by a recompute (in backward)
+  std::string key() const { return module_path.empty() ? tensor : module_path + "." + tensor; }
+};
+
+class SaveLog {
+ public:
+  void add(SaveRecord r) { records_.push_back(std::move(r)); }
+  const std::vector<SaveRecord>& records() const { return records_; }
+  void clear() { records_.clear(); }
+
+ private:
+  std::vector<SaveRecord> records_;
+};
+
+using SavedHandle = int;
+
+class SaveContext {
+ public:
+  // `log` may be null. `recompute` marks saves made while recomputing.
+  SaveContext(std::string path, SaveLog* log, bool enabled = true, bool recompute = false);
+
+  bool enabled() const { return enabled_; }
+  const std::string& path() const { return path_; }
+
+  // Saves `t` for backward. Returns -1 (and keeps nothing) in a disabled context.
+  SavedHandle save(const Tensor& t, const std::string& tensor_name,
+                   Category category = Category::saved_activation);
+  Tensor load(SavedHandle h);
+
+  // The child context `name` (created on first use, found again in backward). Its
+  // path is "<path>.<name>"; a name starting with '#' keeps the parent's path (an
+  // internal sub-region that records under its parent). Same enabled/recompute flags.
+  SaveContext& child(const std::string& name);
+  // A fresh child (replacing any old one of that name) that saves for real even if
+  // this one is disabled: the context a recompute saves into.
+  SaveContext& child_for_recompute(const std::string& name);
+  // A fresh child that saves nothing: the no-grad forward of a checkpoint.
+  SaveContext& child_no_grad(const std::string& name);
+
+  // Per-invocation values that are not tensors (RNG snapshots, checkpoint objects).
+  template <typename T> void stash(const std::string& key, T value) { stash_[key] = std::move(value); }
+  template <typename T> T& stashed(const std::string& key) {
+    auto it = stash_.find(key);
+    RCTS_CHECK(it != stash_.end(), "context '" + path_ + "' has nothing stashed under '" + key + "'");
+    return std::any_cast<T&>(it->second);
+  }
+  bool has_stash(const std::string& key) const { return stash_.count(key) != 0; }
+
+  // Drops everything this context and its children keep (end of backward).
+  void clear();
+  int64_t num_saved() const { return static_cast<int64_t>(saved_.size()); }
+
+ private:
+  SaveContext& fresh_child(const std::string& name, bool enabled, bool recompute);
+
+ public:
+
+ private:
+  std::string path_;
+  SaveLog* log_;
+  bool enabled_;
+  bool recompute_;
+  std::vector<PackedTensor> saved_;
+  std::map<std::string, std::unique_ptr<SaveContext>> children_;
+  std::map<std::string, std::any> stash_;
+};
+
+}  // namespace rcts

@@ -1,0 +1,96 @@
+#include "reference/modules/attention.hpp"
+
+#include "reference/recompute/checkpoint_function.hpp"
+
+namespace rcts {
+
+namespace {
+// Copies between the token layout (s, b, width) at column `col0` and heads (b, a, s, d).
+// Exact (no arithmetic), so it is done on raw elements of any dtype.
+template <typename E>
+void tokens_to_heads(const E* tok, int64_t width, int64_t col0, E* heads, int64_t s, int64_t b, int64_t a, int64_t d) {
+  for (int64_t bi = 0; bi < b; ++bi)
+    for (int64_t ai = 0; ai < a; ++ai)
+      for (int64_t si = 0; si < s; ++si)
+        for (int64_t di = 0; di < d; ++di)
+          heads[((bi * a + ai) * s + si) * d + di] = tok[(si * b + bi) * width + col0 + ai * d + di];
+}
+template <typename E>
+void heads_to_tokens(const E* heads, E* tok, int64_t width, int64_t col0, int64_t s, int64_t b, int64_t a, int64_t d) {
+  for (int64_t bi = 0; bi < b; ++bi)
+    for (int64_t ai = 0; ai < a; ++ai)
+      for (int64_t si = 0; si < s; ++si)
+        for (int64_t di = 0; di < d; ++di)
+          tok[(si * b + bi) * width + col0 + ai * d + di] = heads[((bi * a + ai) * s + si) * d + di];
+}
+
+template <typename F> void by_element_size(DType t, F&& f) {
+  switch (dtype_size(t)) {
+    case 2: f.template operator()<uint16_t>(); break;
+    case 4: f.template operator()<uint32_t>(); break;
+    case 8: f.template operator()<uint64_t>(); break;
+    default: throw Error("attention: unsupported activation dtype " + std::string(dtype_name(t)));
+  }
+}
+}  // namespace
+
+SelfAttention::SelfAttention(Runtime& rt, std::string path, bool recompute_core)
+    : rt_(rt),
+      path_(std::move(path)),
+      s_(rt.config.model.seq_length),
+      b_(rt.config.model.micro_batch_size),
+      h_(rt.config.model.hidden_size),
+      a_(rt.config.model.num_attention_heads),
+      d_(h_ / a_),
+      recompute_core_(recompute_core),
+      qkv_(rt, path_ + ".qkv", h_, 3 * h_),
+      proj_(rt, path_ + ".proj", h_, h_),
+      core_(rt, path_, a_, d_) {}
+
+Tensor SelfAttention::forward(SaveContext& ctx, const Tensor& x) {
+  rt_.counters.count_forward(path_);
+  Tensor qkv = qkv_.forward(ctx.child("qkv"), x);
+  std::vector<Tensor> heads;
+  for (const char* n : {"q", "k", "v"}) heads.push_back(rt_.activation({b_, a_, s_, d_}, path_ + "." + n));
+  by_element_size(rt_.act_dtype(), [&]<typename E>() {
+    const E* src = reinterpret_cast<const E*>(qkv.bytes());
+    for (int64_t i = 0; i < 3; ++i)
+      tokens_to_heads(src, 3 * h_, i * h_, reinterpret_cast<E*>(heads[i].bytes()), s_, b_,
+                      a_, d_);
+  });
+  SaveContext& cctx = ctx.child("#core");
+  Tensor context = recompute_core_ ? checkpoint::forward(rt_.rng, core_, cctx, heads).at(0)
+                                   : core_.forward(cctx, heads).at(0);
+  Tensor merged = rt_.activation({s_ * b_, h_}, path_ + ".context");
+  by_element_size(rt_.act_dtype(), [&]<typename E>() {
+    heads_to_tokens(reinterpret_cast<const E*>(context.bytes()), reinterpret_cast<E*>(merged.bytes()),
+                    h_, 0, s_, b_, a_, d_);
+  });
+  return proj_.forward(ctx.child("proj"), merged);
+}
+
+Tensor SelfAttention::backward(SaveContext& ctx, const Tensor& dy) {
+  Tensor dmerged = proj_.backward(ctx.child("proj"), dy);
+  Tensor dcontext = rt_.activation({b_, a_, s_, d_}, path_ + ".context.grad");
+  by_element_size(rt_.act_dtype(), [&]<typename E>() {
+    tokens_to_heads(reinterpret_cast<const E*>(dmerged.bytes()), h_, 0,
+                    reinterpret_cast<E*>(dcontext.bytes()), s_, b_, a_, d_);
+  });
+  SaveContext& cctx = ctx.child("#core");
+  auto dheads = recompute_core_ ? checkpoint::backward(rt_.rng, core_, cctx, {dcontext})
+                                : core_.backward(cctx, {dcontext});
+  Tensor dqkv = rt_.activation({s_ * b_, 3 * h_}, path_ + ".qkv.output.grad");
+  by_element_size(rt_.act_dtype(), [&]<typename E>() {
+    for (int64_t i = 0; i < 3; ++i)
+      heads_to_tokens(reinterpret_cast<const E*>(dheads[i].bytes()),
+                      reinterpret_cast<E*>(dqkv.bytes()), 3 * h_, i * h_, s_, b_, a_, d_);
+  });
+  return qkv_.backward(ctx.child("qkv"), dqkv);
+}
+
+void SelfAttention::parameters(std::vector<Parameter*>& out) {
+  qkv_.parameters(out);
+  proj_.parameters(out);
+}
+
+}  // namespace rcts

@@ -1,0 +1,29 @@
+// Core attention: softmax(causal(q k^T * scale)) with attention dropout, times v.
+// Inputs q, k, v and output are (b, a, s, d) in the activation dtype. Scores stay
+// in the compute type (never materialised as an activation); the probabilities
+// (softmax output) and the dropped probabilities are rounded to the activation
+// dtype and saved, as Korthikanti et al. count them (2as²b + as²b + 2as²b bytes in
+// bf16). Attention dropout draws from the model-parallel-rng tracker stream: heads
+// are sharded across TP ranks, so masks must differ between ranks (DESIGN §5).
+// Saves: q, k, v, softmax.output, dropout.mask, dropout.output.
+#pragma once
+#include "reference/modules/dropout.hpp"
+#include "reference/modules/module.hpp"
+
+namespace rcts {
+
+class CoreAttention final : public Region {
+ public:
+  CoreAttention(Runtime& rt, std::string path, int64_t heads, int64_t head_dim);
+  std::vector<std::string> input_names() const override { return {"q", "k", "v"}; }
+  std::vector<Tensor> forward(SaveContext& ctx, const std::vector<Tensor>& qkv) override;
+  std::vector<Tensor> backward(SaveContext& ctx, const std::vector<Tensor>& dout) override;
+
+ private:
+  Runtime& rt_;
+  std::string path_;
+  int64_t heads_, head_dim_;
+  DropoutSite dropout_;
+};
+
+}  // namespace rcts

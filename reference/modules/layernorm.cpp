@@ -1,0 +1,51 @@
+#include "reference/modules/layernorm.hpp"
+
+#include "kernels/cpu/layernorm.hpp"
+#include "reference/modules/compute.hpp"
+
+namespace rcts {
+
+LayerNorm::LayerNorm(Runtime& rt, std::string path, int64_t hidden)
+    : rt_(rt),
+      path_(std::move(path)),
+      hidden_(hidden),
+      weight_(make_parameter(rt, path_ + ".weight", {hidden}, Init::ones_jitter)),
+      bias_(make_parameter(rt, path_ + ".bias", {hidden}, Init::zeros_jitter)) {}
+
+Tensor LayerNorm::forward(SaveContext& ctx, const Tensor& x) {
+  rt_.counters.count_forward(path_);
+  ctx.save(x, "input");
+  Tensor y = rt_.activation(x.shape(), path_ + ".output");
+  const int64_t rows = x.numel() / hidden_;
+  with_compute_type(rt_.config.gradcheck(), [&]<typename T>() {
+    auto xv = to_vector<T>(x);
+    std::vector<T> yv(xv.size());
+    cpu::layernorm_forward(yv.data(), xv.data(), param_data<T>(weight_.value), param_data<T>(bias_.value), rows,
+                           hidden_, static_cast<T>(rt_.config.model.layernorm_epsilon));
+    store(y, yv.data());
+  });
+  return y;
+}
+
+Tensor LayerNorm::backward(SaveContext& ctx, const Tensor& dy) {
+  Tensor x = ctx.load(0);
+  Tensor dx = rt_.activation(x.shape(), path_ + ".input.grad");
+  const int64_t rows = x.numel() / hidden_;
+  with_compute_type(rt_.config.gradcheck(), [&]<typename T>() {
+    auto xv = to_vector<T>(x);
+    auto dyv = to_vector<T>(dy);
+    std::vector<T> dxv(xv.size());
+    cpu::layernorm_backward(dxv.data(), param_data<T>(weight_.grad), param_data<T>(bias_.grad), dyv.data(),
+                            xv.data(), param_data<T>(weight_.value), rows, hidden_,
+                            static_cast<T>(rt_.config.model.layernorm_epsilon));
+    store(dx, dxv.data());
+  });
+  return dx;
+}
+
+void LayerNorm::parameters(std::vector<Parameter*>& out) {
+  out.push_back(&weight_);
+  out.push_back(&bias_);
+}
+
+}  // namespace rcts

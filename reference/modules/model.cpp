@@ -1,0 +1,101 @@
+#include "reference/modules/model.hpp"
+
+#include "reference/core/faults.hpp"
+#include "reference/modules/compute.hpp"
+#include "reference/rng/seeds.hpp"
+
+namespace rcts {
+
+void seed_runtime(Runtime& rt, int tp_rank, int ep_rank, int etp_rank) {
+  SeedFaults faults;
+  faults.tp_without_rank = fault_on(Fault::tp_seed_without_rank);
+  faults.ep_without_rank = fault_on(Fault::ep_seed_without_rank);
+  model_parallel_seed(rt.rng, rt.config.run.seed, tp_rank, ep_rank, etp_rank, faults);
+}
+
+GptModel::GptModel(Runtime& rt) : rt_(rt), block_(rt) {}
+
+std::vector<Parameter*> GptModel::parameters() {
+  std::vector<Parameter*> p;
+  block_.parameters(p);
+  return p;
+}
+
+namespace {
+std::string data_key(const char* what, int step, int mb) {
+  return std::string(what) + ".step" + std::to_string(step) + ".mb" + std::to_string(mb);
+}
+}  // namespace
+
+Tensor GptModel::make_input(int step, int mb) {
+  const auto& m = rt_.config.model;
+  Tensor x = rt_.activation({static_cast<int64_t>(m.seq_length) * m.micro_batch_size, m.hidden_size},
+                            data_key("input", step, mb));
+  fill_uniform(x, rt_.config.run.seed, x.name(), 1.0);
+  return x;
+}
+
+MicroBatchResult GptModel::forward_backward(int step, int mb) {
+  MicroBatchResult r;
+  r.step = step;
+  r.micro_batch = mb;
+  rt_.micro_batch = mb;
+  const bool training = rt_.training();
+  rt_.memory.reset_peaks();
+  const auto peak_base = saved_bytes_now(rt_.memory);
+
+  Tensor x = make_input(step, mb);
+  Tensor target = rt_.activation(x.shape(), data_key("target", step, mb));
+  fill_uniform(target, rt_.config.run.seed ^ 0x5eedull, target.name(), 1.0);
+
+  SaveContext root("", &rt_.save_log, training);
+  Tensor y = block_.forward(root, x);
+  r.output = y;
+  r.saved_bytes_per_layer = block_.saved_bytes_per_layer();
+  const int64_t n = y.numel();
+  with_compute_type(rt_.config.gradcheck(), [&]<typename T>() {
+    auto yv = to_vector<T>(y), tv = to_vector<T>(target);
+    T acc = 0;
+    for (int64_t i = 0; i < n; ++i) {
+      const T e = yv[static_cast<size_t>(i)] - tv[static_cast<size_t>(i)];
+      acc += e * e;
+    }
+    r.loss = static_cast<double>(acc * static_cast<T>(0.5) / static_cast<T>(n));
+    if (!training) return;
+    Tensor dy = rt_.activation(y.shape(), "loss.output.grad");
+    std::vector<T> dyv(static_cast<size_t>(n));
+    for (int64_t i = 0; i < n; ++i)
+      dyv[static_cast<size_t>(i)] = (yv[static_cast<size_t>(i)] - tv[static_cast<size_t>(i)]) / static_cast<T>(n);
+    store(dy, dyv.data());
+    r.input_grad = block_.backward(root, dy);
+  });
+  root.clear();
+  r.peak_saved_bytes = rt_.memory.category(Domain::device, Category::saved_activation).peak +
+                       rt_.memory.category(Domain::device, Category::checkpoint_input).peak - peak_base;
+  r.rng_after = rt_.rng.all_states();
+  return r;
+}
+
+RunResult GptModel::run() {
+  RunResult result;
+  auto params = parameters();
+  const auto& run = rt_.config.run;
+  for (int step = 0; step < run.steps; ++step) {
+    zero_grads(params);
+    for (int mb = 0; mb < run.micro_batches; ++mb) result.micro_batches.push_back(forward_backward(step, mb));
+    if (rt_.training() && step + 1 < run.steps) {
+      // SGD with a power-of-two rate: the product is exact, one rounding in the subtraction.
+      for (auto* p : params) {
+        with_compute_type(rt_.config.gradcheck(), [&]<typename T>() {
+          T* w = p->value.data<T>();
+          const T* g = p->grad.data<T>();
+          for (int64_t i = 0; i < p->value.numel(); ++i) w[i] -= g[i] * static_cast<T>(0.015625);
+        });
+      }
+    }
+  }
+  result.params = params;
+  return result;
+}
+
+}  // namespace rcts

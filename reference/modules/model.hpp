@@ -1,0 +1,51 @@
+// The model a case runs: inputs -> TransformerBlock -> scalar loss, over
+// `steps` × `micro_batches` (DESIGN §4, §7). Inputs and loss targets come from
+// counter streams keyed by (seed, step, micro-batch), so every variant of a case
+// sees the same data. The loss is 0.5 * mean((y - target)^2) in the compute type,
+// summed in index order. Gradients accumulate over the micro-batches of a step;
+// between steps a fixed SGD update (w -= 2^-6 * g, exact in any order) changes the
+// weights so later steps are not copies of the first.
+#pragma once
+#include <memory>
+#include <vector>
+
+#include "reference/modules/transformer_block.hpp"
+
+namespace rcts {
+
+struct MicroBatchResult {
+  int step = 0;
+  int micro_batch = 0;
+  double loss = 0;
+  Tensor output;      // block output (activation dtype)
+  Tensor input_grad;  // d loss / d input
+  RngStates rng_after;
+  std::vector<int64_t> saved_bytes_per_layer;
+  int64_t peak_saved_bytes = 0;  // saved_activation + checkpoint_input peak during the micro-batch
+};
+
+struct RunResult {
+  std::vector<MicroBatchResult> micro_batches;
+  std::vector<Parameter*> params;  // final values and the last step's accumulated grads
+};
+
+class GptModel {
+ public:
+  explicit GptModel(Runtime& rt);
+  RunResult run();
+  // One forward (and backward in training) on micro-batch `mb` of step `step`.
+  MicroBatchResult forward_backward(int step, int mb);
+  std::vector<Parameter*> parameters();
+  TransformerBlock& block() { return block_; }
+  Tensor make_input(int step, int mb);
+
+ private:
+  Runtime& rt_;
+  TransformerBlock block_;
+};
+
+// Seeds the runtime's RNG as Megatron's model_parallel_cuda_manual_seed does,
+// honouring the seed mutants. Ranks are (tp, ep, etp).
+void seed_runtime(Runtime& rt, int tp_rank = 0, int ep_rank = 0, int etp_rank = 0);
+
+}  // namespace rcts

@@ -1,0 +1,29 @@
+// Parameters and their gradients (f32; f64 in gradcheck runs), initialised from a
+// counter-based stream keyed by (seed, parameter name), so every run, rank and
+// backend builds identical values without consuming any generator.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "reference/modules/runtime.hpp"
+
+namespace rcts {
+
+struct Parameter {
+  std::string name;
+  Tensor value;
+  Tensor grad;  // accumulates (+=) over micro-batches
+};
+
+enum class Init { uniform_fan_in, ones_jitter, zeros_jitter };
+
+// Allocates value and zeroed grad; value[i] is drawn from Philox keyed by
+// (seed, fnv1a64(name)) at element i, mapped to [-1, 1) and scaled per `init`.
+Parameter make_parameter(Runtime& rt, const std::string& name, const Shape& shape, Init init, int64_t fan_in = 1);
+
+// Fills `t` with values in [-scale, scale) from the stream keyed by (seed, key).
+void fill_uniform(Tensor& t, uint64_t seed, const std::string& key, double scale);
+
+void zero_grads(std::vector<Parameter*>& params);
+
+}  // namespace rcts

@@ -1,0 +1,77 @@
+// Runtime: what a simulated rank runs with — its memory tracker, RNG (host, device
+// default, tracker), module counters and the dropout-mask log. Modules hold a
+// reference to it; one Runtime per run (and per rank).
+#pragma once
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "reference/config/config.hpp"
+#include "reference/core/save_context.hpp"
+#include "reference/core/tensor.hpp"
+#include "reference/parallel/communicator.hpp"
+#include "reference/rng/rng.hpp"
+
+namespace rcts {
+
+// Forward invocations per module instance, split into original and recompute.
+struct ForwardCount {
+  int64_t original = 0;
+  int64_t recompute = 0;
+  bool operator==(const ForwardCount&) const = default;
+};
+
+class Counters {
+ public:
+  void count_forward(const std::string& module_path);  // reads is_recomputing()
+  const std::map<std::string, ForwardCount>& forwards() const { return forwards_; }
+  ForwardCount get(const std::string& module_path) const;
+  void clear() { forwards_.clear(); }
+
+ private:
+  std::map<std::string, ForwardCount> forwards_;
+};
+
+// One dropout draw: which generator, where in its stream, and a digest of the mask.
+struct MaskRecord {
+  std::string site;        // e.g. "layers.0.attention.dropout"
+  std::string generator;   // "device-default" or a tracker name
+  uint64_t seed = 0;
+  uint64_t offset = 0;     // first Philox block
+  int64_t numel = 0;
+  double p = 0;
+  uint64_t digest = 0;     // FNV-1a 64 over the mask bytes
+  int micro_batch = 0;
+  bool recompute = false;
+};
+
+struct Runtime {
+  Config config;
+  MemoryTracker memory;
+  Rng rng;
+  Counters counters;
+  SaveLog save_log;
+  std::vector<MaskRecord> masks;
+  int micro_batch = 0;  // current micro-batch (for mask records)
+  SingleCommunicator single;
+  Communicator* tp_group = &single;
+
+  explicit Runtime(Config c) : config(std::move(c)) {}
+  Runtime(const Runtime&) = delete;
+  Runtime& operator=(const Runtime&) = delete;
+
+  DType act_dtype() const { return config.model.activation_dtype; }
+  DType param_dtype() const { return config.param_dtype(); }
+  bool training() const { return config.run.training; }
+  Placement place(Category c = Category::activation) { return {&memory, Domain::device, c}; }
+  // A new activation tensor (op output) in the activation dtype on the device domain.
+  Tensor activation(const Shape& shape, std::string name) {
+    return Tensor::empty(shape, act_dtype(), place(), std::move(name));
+  }
+};
+
+uint64_t fnv1a64(const void* data, size_t n);
+
+}  // namespace rcts

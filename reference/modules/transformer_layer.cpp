@@ -1,0 +1,107 @@
+#include "reference/modules/transformer_layer.hpp"
+
+#include <algorithm>
+
+#include "reference/core/faults.hpp"
+#include "reference/recompute/checkpoint_function.hpp"
+#include "reference/recompute/output_discarding.hpp"
+
+namespace rcts {
+
+SelectiveRecompute SelectiveRecompute::from(const Config& c) {
+  SelectiveRecompute r;
+  if (!c.run.training || c.recompute.recompute_granularity != "selective") return r;
+  auto has = [&](const char* m) {
+    const auto& v = c.recompute.recompute_modules;
+    return std::find(v.begin(), v.end(), m) != v.end();
+  };
+  r.core_attn = has("core_attn");
+  r.mlp = has("mlp");
+  r.layernorm = has("layernorm");
+  return r;
+}
+
+namespace {
+std::string layer_path(int i) { return "layers." + std::to_string(i); }
+}  // namespace
+
+TransformerLayer::TransformerLayer(Runtime& rt, int index)
+    : rt_(rt),
+      path_(layer_path(index)),
+      recompute_(SelectiveRecompute::from(rt.config)),
+      input_layernorm_(rt, path_ + ".input_layernorm", rt.config.model.hidden_size),
+      attention_(rt, path_ + ".attention", recompute_.core_attn),
+      pre_mlp_layernorm_(rt, path_ + ".pre_mlp_layernorm", rt.config.model.hidden_size),
+      mlp_(rt, path_ + ".mlp"),
+      attn_dropout_{path_ + ".attention.hidden_dropout", "device-default", rt.config.model.hidden_dropout},
+      mlp_dropout_{path_ + ".mlp.hidden_dropout", "device-default", rt.config.model.hidden_dropout} {}
+
+using CheckpointPtr = std::shared_ptr<OutputDiscardingCheckpoint>;
+
+Tensor TransformerLayer::norm_forward(SaveContext& ctx, const char* name, LayerNorm& norm, const Tensor& x) {
+  SaveContext& nctx = ctx.child(name);
+  if (!recompute_.layernorm) return norm.forward(nctx, x);
+  auto ck = std::make_shared<OutputDiscardingCheckpoint>(rt_.rng, norm, nctx);
+  ctx.stash<CheckpointPtr>(name, ck);
+  return ck->forward({x}).at(0);
+}
+
+void TransformerLayer::norm_fire_recompute(SaveContext& ctx, const char* name) {
+  if (recompute_.layernorm) ctx.stashed<CheckpointPtr>(name)->recompute();
+}
+
+Tensor TransformerLayer::norm_backward(SaveContext& ctx, const char* name, LayerNorm& norm, const Tensor& dy) {
+  if (!recompute_.layernorm) return norm.backward(ctx.child(name), dy);
+  return ctx.stashed<CheckpointPtr>(name)->backward({dy}).at(0);
+}
+
+Tensor TransformerLayer::forward(SaveContext& ctx, const Tensor& x) {
+  rt_.counters.count_forward(path_);
+  SaveContext& actx = ctx.child("attention");
+  SaveContext& mctx = ctx.child("mlp");
+
+  Tensor ln1 = norm_forward(ctx, "input_layernorm", input_layernorm_, x);
+  Tensor attn = attention_.forward(actx, ln1);
+  if (recompute_.layernorm && ctx.enabled())
+    ctx.stashed<CheckpointPtr>("input_layernorm")->discard_output_and_register_recompute(path_ + ".attention.output");
+  Tensor h1 = add(rt_, x, dropout_forward(rt_, actx.child("hidden_dropout"), attn_dropout_, attn), path_ + ".residual1");
+
+  Tensor ln2 = norm_forward(ctx, "pre_mlp_layernorm", pre_mlp_layernorm_, h1);
+  SaveContext& mlp_ctx = mctx.child("#body");
+  Tensor m = recompute_.mlp ? checkpoint::forward(rt_.rng, mlp_, mlp_ctx, {ln2}).at(0) : mlp_.forward(mlp_ctx, ln2);
+  if (recompute_.layernorm && ctx.enabled())
+    ctx.stashed<CheckpointPtr>("pre_mlp_layernorm")->discard_output_and_register_recompute(path_ + ".mlp.output");
+  return add(rt_, h1, dropout_forward(rt_, mctx.child("hidden_dropout"), mlp_dropout_, m), path_ + ".output");
+}
+
+Tensor TransformerLayer::backward(SaveContext& ctx, const Tensor& dy) {
+  SaveContext& actx = ctx.child("attention");
+  SaveContext& mctx = ctx.child("mlp");
+  const bool late = fault_on(Fault::late_output_recompute);
+
+  // MLP branch. The gradient of the MLP output arrives: the norm recompute fires.
+  Tensor dm = dropout_backward(rt_, mctx.child("hidden_dropout"), mlp_dropout_, dy);
+  if (!late) norm_fire_recompute(ctx, "pre_mlp_layernorm");
+  SaveContext& mlp_ctx = mctx.child("#body");
+  Tensor dln2 = recompute_.mlp ? checkpoint::backward(rt_.rng, mlp_, mlp_ctx, {dm}).at(0) : mlp_.backward(mlp_ctx, dm);
+  if (late) norm_fire_recompute(ctx, "pre_mlp_layernorm");
+  Tensor dh1 = add(rt_, dy, norm_backward(ctx, "pre_mlp_layernorm", pre_mlp_layernorm_, dln2), path_ + ".residual1.grad");
+
+  // Attention branch.
+  Tensor da = dropout_backward(rt_, actx.child("hidden_dropout"), attn_dropout_, dh1);
+  if (!late) norm_fire_recompute(ctx, "input_layernorm");
+  Tensor dln1 = attention_.backward(actx, da);
+  if (late) norm_fire_recompute(ctx, "input_layernorm");
+  Tensor dx = add(rt_, dh1, norm_backward(ctx, "input_layernorm", input_layernorm_, dln1), path_ + ".input.grad");
+  ctx.clear();
+  return dx;
+}
+
+void TransformerLayer::parameters(std::vector<Parameter*>& out) {
+  input_layernorm_.parameters(out);
+  attention_.parameters(out);
+  pre_mlp_layernorm_.parameters(out);
+  mlp_.parameters(out);
+}
+
+}  // namespace rcts

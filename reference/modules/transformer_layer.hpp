@@ -1,0 +1,51 @@
+// Pre-LN GPT transformer layer (DESIGN §4):
+//   h1  = x  + hidden_dropout(attention(input_layernorm(x)))
+//   out = h1 + hidden_dropout(mlp(pre_mlp_layernorm(h1)))
+// Hidden dropout draws from the device default generator (the residual stream is
+// replicated across TP ranks, so masks must agree). Selective recompute:
+// core_attn and mlp are normal checkpoints; layernorm is output-discarding: both
+// norms' outputs are released after their consumer saved them and recomputed when
+// the gradient of the consumer's output (attention output / MLP output) arrives.
+#pragma once
+#include <memory>
+
+#include "reference/modules/attention.hpp"
+#include "reference/modules/layernorm.hpp"
+#include "reference/modules/mlp.hpp"
+
+namespace rcts {
+
+struct SelectiveRecompute {
+  bool core_attn = false;
+  bool mlp = false;
+  bool layernorm = false;
+  static SelectiveRecompute from(const Config& c);  // all false in eval or without selective
+};
+
+class TransformerLayer final : public Module {
+ public:
+  TransformerLayer(Runtime& rt, int index);
+  using Module::backward;
+  using Module::forward;
+  std::vector<std::string> input_names() const override { return {"input"}; }
+  Tensor forward(SaveContext& ctx, const Tensor& x) override;   // (s*b, h) -> (s*b, h)
+  Tensor backward(SaveContext& ctx, const Tensor& dy) override;
+  void parameters(std::vector<Parameter*>& out) override;
+  const std::string& path() const { return path_; }
+
+ private:
+  Tensor norm_forward(SaveContext& ctx, const char* name, LayerNorm& norm, const Tensor& x);
+  void norm_fire_recompute(SaveContext& ctx, const char* name);
+  Tensor norm_backward(SaveContext& ctx, const char* name, LayerNorm& norm, const Tensor& dy);
+
+  Runtime& rt_;
+  std::string path_;
+  SelectiveRecompute recompute_;
+  LayerNorm input_layernorm_;
+  SelfAttention attention_;
+  LayerNorm pre_mlp_layernorm_;
+  Mlp mlp_;
+  DropoutSite attn_dropout_, mlp_dropout_;
+};
+
+}  // namespace rcts

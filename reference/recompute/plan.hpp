@@ -1,0 +1,25 @@
+// Full-recompute plans (DESIGN §6, SEMANTICS §2). A plan splits the stage's layers
+// into segments; a checkpointed segment stores only its input.
+//   uniform N: [0,N) [N,2N) ... the last truncated (16 layers, N=5 ->
+//              [0,5) [5,10) [10,15) [15,16)), every segment checkpointed;
+//   block N:   layers 0..N-1 checkpointed one by one, the rest store everything;
+//   otherwise (no full recompute, or eval): one plain segment per layer.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "reference/config/config.hpp"
+
+namespace rcts {
+
+struct Segment {
+  int begin = 0;
+  int end = 0;  // exclusive
+  bool checkpointed = false;
+  bool operator==(const Segment&) const = default;
+};
+
+std::vector<Segment> recompute_plan(const Config& c);
+std::string plan_str(const std::vector<Segment>& plan);  // "[0,5)* [5,10)* [10,11)"
+
+}  // namespace rcts

@@ -1,0 +1,95 @@
+// SaveContext and saved-tensor hooks: saving re-tags storage, disabled contexts save
+// nothing, hooks pack/unpack in scope order, records name module and tensor.
+#include <gtest/gtest.h>
+
+#include "reference/core/save_context.hpp"
+
+namespace rcts {
+namespace {
+
+TEST(SaveContext, SaveRecordsAndRetags) {
+  MemoryTracker m;
+  SaveLog log;
+  SaveContext root("", &log);
+  SaveContext& attn = root.child("layers.0").child("attention");
+  Tensor q = Tensor::empty({2, 4}, DType::bf16, {&m, Domain::device, Category::activation}, "q");
+  auto h = attn.save(q, "q");
+  EXPECT_EQ(attn.load(h).storage(), q.storage());
+  ASSERT_EQ(log.records().size(), 1u);
+  EXPECT_EQ(log.records()[0].key(), "layers.0.attention.q");
+  EXPECT_EQ(log.records()[0].bytes, 16);
+  EXPECT_EQ(m.category(Domain::device, Category::saved_activation).current, 16);
+  // The same child is found again (backward looks it up by name).
+  EXPECT_EQ(&root.child("layers.0").child("attention"), &attn);
+  // '#' children keep the parent's path.
+  EXPECT_EQ(attn.child("#core").path(), "layers.0.attention");
+}
+
+TEST(SaveContext, NoGradContextSavesNothingAndLoadFails) {
+  SaveLog log;
+  SaveContext root("x", &log);
+  SaveContext& ng = root.child_no_grad("#nograd");
+  MemoryTracker m;
+  Tensor t = Tensor::empty({2}, DType::f32, {&m, Domain::device, Category::activation}, "t");
+  EXPECT_EQ(ng.save(t, "t"), -1);
+  EXPECT_TRUE(log.records().empty());
+  EXPECT_EQ(m.category(Domain::device, Category::saved_activation).current, 0);
+  EXPECT_THROW(ng.load(0), Error);
+  // Children of a no-grad context are no-grad too; a recompute child saves.
+  EXPECT_FALSE(ng.child("sub").enabled());
+  EXPECT_TRUE(ng.child_for_recompute("#recompute").enabled());
+}
+
+struct CountingHooks final : SavedTensorHooks {
+  int packs = 0, unpacks = 0;
+  PackedTensor pack(const Tensor& t, const SaveInfo& info) override {
+    ++packs;
+    PackedTensor p;
+    p.tag = std::string(info.module_path + ":" + info.tensor);
+    p.tensor = t;  // a real offload would keep a host copy instead
+    return p;
+  }
+  Tensor unpack(PackedTensor& p) override {
+    ++unpacks;
+    return p.tensor;
+  }
+};
+
+TEST(SavedTensorHooks, InnermostHooksPackAndThePackerUnpacks) {
+  MemoryTracker m;
+  Tensor t = Tensor::empty({2}, DType::f32, {&m, Domain::device, Category::activation}, "t");
+  SaveContext ctx("m", nullptr);
+  CountingHooks outer, inner;
+  SavedHandle h1, h2;
+  {
+    SavedTensorHooksScope s1(outer);
+    h1 = ctx.save(t, "a");
+    {
+      SavedTensorHooksScope s2(inner);
+      h2 = ctx.save(t, "b");
+    }
+  }
+  EXPECT_EQ(current_saved_tensor_hooks(), nullptr);
+  EXPECT_EQ(outer.packs, 1);
+  EXPECT_EQ(inner.packs, 1);
+  ctx.load(h2);
+  EXPECT_EQ(inner.unpacks, 1);
+  EXPECT_EQ(outer.unpacks, 0);
+  ctx.load(h1);
+  EXPECT_EQ(outer.unpacks, 1);
+}
+
+TEST(SaveContext, ClearDropsSavedTensorsAndFreesMemory) {
+  MemoryTracker m;
+  SaveContext ctx("m", nullptr);
+  {
+    Tensor t = Tensor::empty({8}, DType::f32, {&m, Domain::device, Category::activation}, "t");
+    ctx.child("c").save(t, "t");
+  }
+  EXPECT_EQ(m.domain(Domain::device).current, 32);
+  ctx.clear();
+  EXPECT_EQ(m.domain(Domain::device).current, 0);
+}
+
+}  // namespace
+}  // namespace rcts
