@@ -1,5 +1,6 @@
 #include "reference/core/tensor.hpp"
 
+#include <cstring>
 #include <sstream>
 
 namespace rcts {
@@ -40,6 +41,12 @@ Tensor Tensor::view(const Shape& shape, std::string name) const {
   Tensor t = *this;
   t.shape_ = shape;
   if (!name.empty()) t.name_ = std::move(name);
+  return t;
+}
+
+Tensor Tensor::clone(const Placement& where, std::string name) const {
+  Tensor t = Tensor::empty(shape_, dtype_, where, name.empty() ? name_ : std::move(name));
+  std::memcpy(t.bytes(), bytes(), static_cast<size_t>(nbytes()));
   return t;
 }
 

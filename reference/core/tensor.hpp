@@ -65,6 +65,9 @@ class Tensor {
 
   // A view with another shape of the same numel, sharing storage.
   Tensor view(const Shape& shape, std::string name = {}) const;
+  // A copy with its own storage at `where` (a null tracker: untracked, e.g. results
+  // that outlive the run's memory tracker).
+  Tensor clone(const Placement& where, std::string name = {}) const;
   // Rows [begin, end) of the leading dimension, sharing storage.
   Tensor rows(int64_t begin, int64_t end, std::string name = {}) const;
 

@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "kernels/cpu/gemm.hpp"
+#include "kernels/cpu/dropout.hpp"
 #include "kernels/cpu/softmax.hpp"
 #include "reference/modules/compute.hpp"
 

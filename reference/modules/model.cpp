@@ -76,6 +76,17 @@ MicroBatchResult GptModel::forward_backward(int step, int mb) {
   return r;
 }
 
+void GptModel::sgd_step() {
+  if (!rt_.training()) return;
+  for (auto* p : parameters()) {
+    with_compute_type(rt_.config.gradcheck(), [&]<typename T>() {
+      T* w = p->value.data<T>();
+      const T* g = p->grad.data<T>();
+      for (int64_t i = 0; i < p->value.numel(); ++i) w[i] -= g[i] * static_cast<T>(0.015625);
+    });
+  }
+}
+
 RunResult GptModel::run() {
   RunResult result;
   auto params = parameters();
@@ -83,16 +94,7 @@ RunResult GptModel::run() {
   for (int step = 0; step < run.steps; ++step) {
     zero_grads(params);
     for (int mb = 0; mb < run.micro_batches; ++mb) result.micro_batches.push_back(forward_backward(step, mb));
-    if (rt_.training() && step + 1 < run.steps) {
-      // SGD with a power-of-two rate: the product is exact, one rounding in the subtraction.
-      for (auto* p : params) {
-        with_compute_type(rt_.config.gradcheck(), [&]<typename T>() {
-          T* w = p->value.data<T>();
-          const T* g = p->grad.data<T>();
-          for (int64_t i = 0; i < p->value.numel(); ++i) w[i] -= g[i] * static_cast<T>(0.015625);
-        });
-      }
-    }
+    if (step + 1 < run.steps) sgd_step();
   }
   result.params = params;
   return result;

@@ -1,5 +1,6 @@
 #include "reference/modules/runtime.hpp"
 
+#include "reference/core/faults.hpp"
 #include "reference/recompute/checkpoint_state.hpp"
 
 namespace rcts {
@@ -13,6 +14,12 @@ void Counters::count_forward(const std::string& module_path) {
 ForwardCount Counters::get(const std::string& module_path) const {
   auto it = forwards_.find(module_path);
   return it == forwards_.end() ? ForwardCount{} : it->second;
+}
+
+void Runtime::add_side_effect(const std::string& key, double value) {
+  // A recompute replays the forward; its side effects were already applied.
+  if (is_recomputing() && !fault_on(Fault::side_effect_twice)) return;
+  side_effects[key] += value;
 }
 
 uint64_t fnv1a64(const void* data, size_t n) {

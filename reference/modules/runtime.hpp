@@ -54,6 +54,10 @@ struct Runtime {
   Counters counters;
   SaveLog save_log;
   std::vector<MaskRecord> masks;
+  // Side effects of forward passes that must happen once per micro-batch even when
+  // the region is recomputed (the dense stand-in for MoE's aux loss, Megatron #1330).
+  std::map<std::string, double> side_effects;
+  void add_side_effect(const std::string& key, double value);
   int micro_batch = 0;  // current micro-batch (for mask records)
   SingleCommunicator single;
   Communicator* tp_group = &single;

@@ -14,7 +14,7 @@ class TransformerBlock::Chunk final : public Region {
  public:
   Chunk(std::vector<std::unique_ptr<TransformerLayer>>& layers, Segment seg) : layers_(layers), seg_(seg) {}
   std::vector<std::string> input_names() const override {
-    return {layers_[static_cast<size_t>(seg_.begin)]->path() + ".input"};
+    return {layers_[static_cast<size_t>(seg_.begin)]->path() + ".checkpoint.input"};
   }
   std::vector<Tensor> forward(SaveContext& ctx, const std::vector<Tensor>& in) override {
     Tensor h = in.at(0);
@@ -45,6 +45,8 @@ TransformerBlock::TransformerBlock(Runtime& rt) : rt_(rt), plan_(recompute_plan(
   for (const auto& seg : plan_) chunks_.push_back(std::make_unique<Chunk>(layers_, seg));
   saved_per_layer_.assign(layers_.size(), 0);
 }
+
+TransformerBlock::~TransformerBlock() = default;
 
 Tensor TransformerBlock::forward(SaveContext& ctx, const Tensor& x) {
   Tensor h = x;

@@ -14,6 +14,7 @@ namespace rcts {
 class TransformerBlock final : public Module {
  public:
   explicit TransformerBlock(Runtime& rt);
+  ~TransformerBlock() override;
   using Module::backward;
   using Module::forward;
   Tensor forward(SaveContext& ctx, const Tensor& x) override;

@@ -4,6 +4,7 @@
 
 #include "reference/core/faults.hpp"
 #include "reference/recompute/checkpoint_function.hpp"
+#include "reference/recompute/checkpoint_state.hpp"
 #include "reference/recompute/output_discarding.hpp"
 
 namespace rcts {
@@ -57,6 +58,7 @@ Tensor TransformerLayer::norm_backward(SaveContext& ctx, const char* name, Layer
 
 Tensor TransformerLayer::forward(SaveContext& ctx, const Tensor& x) {
   rt_.counters.count_forward(path_);
+  rt_.add_side_effect(path_ + ".tokens_seen", static_cast<double>(x.dim(0)));
   SaveContext& actx = ctx.child("attention");
   SaveContext& mctx = ctx.child("mlp");
 

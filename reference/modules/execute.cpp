@@ -1,0 +1,53 @@
+#include "reference/modules/execute.hpp"
+
+namespace rcts {
+
+namespace {
+Tensor keep(const Tensor& t) { return t.defined() ? t.clone(Placement{nullptr, Domain::host, Category::activation}) : t; }
+}  // namespace
+
+RunRecord execute(const Config& config, RankCoords coords) {
+  RunRecord rec;
+  rec.config = config;
+  rec.coords = coords;
+  Runtime rt(config);
+  seed_runtime(rt, coords.tp, coords.ep, coords.etp);
+  rec.rng_initial = rt.rng.all_states();
+  {
+    GptModel model(rt);
+    rec.plan = model.block().plan();
+    rt.memory.reset_peaks();
+    int64_t saved_peak = 0;
+    auto params = model.parameters();
+    const auto& run = config.run;
+    for (int step = 0; step < run.steps; ++step) {
+      zero_grads(params);
+      for (int mb = 0; mb < run.micro_batches; ++mb) {
+        const size_t log_before = rt.save_log.records().size();
+        MicroBatchResult r = model.forward_backward(step, mb);
+        if (step == 0 && mb == 0)
+          rec.saves.assign(rt.save_log.records().begin() + static_cast<std::ptrdiff_t>(log_before),
+                           rt.save_log.records().end());
+        rec.losses.push_back(r.loss);
+        rec.outputs.push_back(keep(r.output));
+        rec.input_grads.push_back(keep(r.input_grad));
+        rec.rng_after.push_back(r.rng_after);
+        rec.saved_bytes_per_layer.push_back(r.saved_bytes_per_layer);
+        saved_peak = std::max(saved_peak, r.peak_saved_bytes);
+      }
+      if (step + 1 < run.steps) model.sgd_step();
+    }
+    for (auto* p : params) {
+      rec.params.push_back({p->name, keep(p->value)});
+      rec.grads.push_back({p->name + ".grad", keep(p->grad)});
+    }
+    rec.saved_peak = saved_peak;
+  }
+  rec.device_peak = rt.memory.domain(Domain::device).peak;
+  rec.masks = rt.masks;
+  rec.counts = rt.counters.forwards();
+  rec.side_effects = rt.side_effects;
+  return rec;
+}
+
+}  // namespace rcts

@@ -1,0 +1,46 @@
+// execute(): run one configuration end to end on a fresh Runtime and keep
+// everything the checks compare — losses, outputs, input and parameter gradients,
+// parameters, RNG states after every micro-batch, the dropout-mask log, module
+// counters, side effects, saved bytes per layer and memory peaks. Tensors are
+// copied out of the run's tracked memory, so the record outlives the Runtime.
+#pragma once
+#include <map>
+#include <string>
+#include <vector>
+
+#include "reference/modules/model.hpp"
+
+namespace rcts {
+
+// Which rank a single-process run seeds as (DESIGN §5 seed formula).
+struct RankCoords {
+  int tp = 0, ep = 0, etp = 0;
+};
+
+struct NamedTensor {
+  std::string name;
+  Tensor tensor;
+};
+
+struct RunRecord {
+  Config config;
+  RankCoords coords;
+  std::vector<Segment> plan;
+  RngStates rng_initial;
+  std::vector<double> losses;                  // per (step, micro-batch), in run order
+  std::vector<Tensor> outputs, input_grads;    // per (step, micro-batch)
+  std::vector<RngStates> rng_after;            // per (step, micro-batch)
+  std::vector<std::vector<int64_t>> saved_bytes_per_layer;  // per (step, micro-batch)
+  std::vector<NamedTensor> params, grads;      // final values; last step's accumulated grads
+  std::vector<MaskRecord> masks;
+  std::map<std::string, ForwardCount> counts;
+  std::map<std::string, double> side_effects;
+  std::vector<SaveRecord> saves;               // the first micro-batch's save log
+  int64_t device_peak = 0;                     // over the whole run, all categories
+  int64_t saved_peak = 0;                      // saved_activation + checkpoint_input, per-category peaks
+  int micro_batches_total() const { return static_cast<int>(losses.size()); }
+};
+
+RunRecord execute(const Config& config, RankCoords coords = {});
+
+}  // namespace rcts

@@ -1,0 +1,32 @@
+// Rng, RngStates and ForkRng; see rng.hpp.
+#include "reference/rng/rng.hpp"
+
+#include <utility>
+
+namespace rcts {
+
+std::string RngStates::to_string() const {
+  std::string s = "host{" + host.to_string() + "} device{" + device.to_string() + "} tracker{";
+  bool first = true;
+  for (const auto& [name, st] : tracker) {
+    s += (first ? "" : " ") + name + "{" + st.to_string() + "}";
+    first = false;
+  }
+  return s + "}";
+}
+
+void Rng::set_all_states(const RngStates& s) {
+  RngStateMap copy = s.tracker;  // the only step that can throw: copy before mutating
+  host_.set_state(s.host);
+  device_.set_state(s.device);
+  tracker_.set_states(std::move(copy));
+}
+
+ForkRng::~ForkRng() {
+  // Move the snapshot in: no allocation, so restoring cannot throw from a destructor.
+  rng_.host().set_state(saved_.host);
+  rng_.device().set_state(saved_.device);
+  rng_.tracker().set_states(std::move(saved_.tracker));
+}
+
+}  // namespace rcts

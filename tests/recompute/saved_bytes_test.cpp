@@ -1,0 +1,145 @@
+// Measured saved-activation bytes against the analytic model (Korthikanti et al.
+// 2022): per layer, per tensor, and under every recompute mode. The model lives in
+// reference/memory_model and is written from the paper's formulas, not from the code.
+#include <gtest/gtest.h>
+
+#include <array>
+#include <functional>
+#include <map>
+#include <set>
+
+#include "reference/memory_model/activation_memory.hpp"
+#include "reference/modules/execute.hpp"
+
+namespace rcts {
+namespace {
+
+Config dims(int L, int h, int a, int s, int b, int ffn) {
+  Config c;
+  c.model.num_layers = L;
+  c.model.hidden_size = h;
+  c.model.num_attention_heads = a;
+  c.model.seq_length = s;
+  c.model.micro_batch_size = b;
+  c.model.ffn_hidden_size = ffn;
+  c.model.attention_dropout = 0.1;
+  c.model.hidden_dropout = 0.1;
+  c.run.micro_batches = 1;
+  c.recompute.recompute_granularity.reset();
+  return c;
+}
+
+// layers.3.attention.q -> attention.q ; bytes deduplicated by storage.
+std::map<std::string, int64_t> per_tensor(const RunRecord& r, int layer) {
+  const std::string prefix = "layers." + std::to_string(layer) + ".";
+  std::map<std::string, int64_t> out;
+  std::set<uint64_t> seen;
+  for (const auto& s : r.saves) {
+    const auto key = s.key();
+    if (key.rfind(prefix, 0) != 0 || s.recompute || !seen.insert(s.storage_id).second) continue;
+    out[key.substr(prefix.size())] += s.bytes;
+  }
+  return out;
+}
+
+TEST(SavedBytes, OneLayerIsExactlyKorthikantiEquationOne) {
+  // bf16, ffn = 4h, GeLU, dropout on: s*b*h*(34 + 5*a*s/h).
+  for (auto [h, a, s, b] : std::vector<std::array<int, 4>>{{16, 2, 8, 2}, {32, 4, 16, 1}, {24, 3, 12, 3}}) {
+    Config c = dims(2, h, a, s, b, 4 * h);
+    const RunRecord r = execute(c);
+    const int64_t sbh = int64_t{s} * b * h;
+    const int64_t want = sbh * 34 + 5 * int64_t{a} * s * s * b;
+    for (int l = 0; l < 2; ++l) EXPECT_EQ(r.saved_bytes_per_layer[0][static_cast<size_t>(l)], want) << h << " " << a;
+    // Table 1 breakdown: attention 11sbh + 5as^2b, MLP 19sbh, layernorms 4sbh.
+    auto t = per_tensor(r, 1);
+    int64_t attn = 0, mlp = 0, ln = 0;
+    for (const auto& [k, v] : t) {
+      if (k.find("layernorm") != std::string::npos) ln += v;
+      else if (k.rfind("attention.", 0) == 0) attn += v;
+      else if (k.rfind("mlp.", 0) == 0) mlp += v;
+      else ADD_FAILURE() << "unexpected saved tensor " << k;
+    }
+    EXPECT_EQ(attn, 11 * sbh + 5 * int64_t{a} * s * s * b);
+    EXPECT_EQ(mlp, 19 * sbh);
+    EXPECT_EQ(ln, 4 * sbh);
+  }
+}
+
+TEST(SavedBytes, PerTensorBreakdownMatchesTheModel) {
+  for (const char* act : {"gelu", "swiglu"}) {
+    Config c = dims(2, 16, 2, 8, 2, 40);
+    c.model.activation = act;
+    const RunRecord r = execute(c);
+    const LayerMemory want = layer_memory(MemoryDims::from(c));
+    auto got = per_tensor(r, 0);
+    ASSERT_EQ(got.size(), want.tensors.size()) << act;
+    for (const auto& t : want.tensors) EXPECT_EQ(got[t.name], t.bytes) << act << " " << t.name;
+  }
+}
+
+struct Mode {
+  std::string name;
+  std::function<void(Config&)> apply;
+};
+
+TEST(SavedBytes, EveryRecomputeModeMatchesTheModelPerLayer) {
+  std::vector<Mode> modes = {{"none", [](Config&) {}}};
+  for (int n : {1, 2, 3}) {
+    modes.push_back({"uniform" + std::to_string(n), [n](Config& c) {
+                       c.recompute.recompute_granularity = "full";
+                       c.recompute.recompute_method = "uniform";
+                       c.recompute.recompute_num_layers = n;
+                     }});
+    modes.push_back({"block" + std::to_string(n), [n](Config& c) {
+                       c.recompute.recompute_granularity = "full";
+                       c.recompute.recompute_method = "block";
+                       c.recompute.recompute_num_layers = n;
+                     }});
+  }
+  for (std::vector<std::string> m : std::vector<std::vector<std::string>>{
+           {}, {"core_attn"}, {"mlp"}, {"layernorm"}, {"core_attn", "mlp", "layernorm"}, {"mlp", "layernorm"}}) {
+    modes.push_back({"selective", [m](Config& c) {
+                       c.recompute.recompute_granularity = "selective";
+                       c.recompute.recompute_modules = m;
+                     }});
+  }
+  for (DType d : {DType::bf16, DType::f32}) {
+    for (double p : {0.0, 0.1}) {
+      for (const auto& mode : modes) {
+        Config c = dims(5, 16, 2, 8, 2, 64);
+        c.model.activation_dtype = d;
+        c.model.attention_dropout = p;
+        c.model.hidden_dropout = p;
+        mode.apply(c);
+        const RunRecord r = execute(c);
+        EXPECT_EQ(r.saved_bytes_per_layer[0], stage_memory(c).per_layer_bytes())
+            << mode.name << " " << dtype_name(d) << " p=" << p;
+      }
+    }
+  }
+}
+
+TEST(SavedBytes, SelectiveCoreAttnRemovesExactlyTheSquareTerm) {
+  Config c = dims(3, 16, 2, 8, 2, 64);
+  const RunRecord none = execute(c);
+  c.recompute.recompute_granularity = "selective";
+  c.recompute.recompute_modules = {"core_attn"};
+  const RunRecord sel = execute(c);
+  const int64_t as2b = 2 * 8 * 8 * 2;
+  for (int l = 0; l < 3; ++l)
+    EXPECT_EQ(none.saved_bytes_per_layer[0][static_cast<size_t>(l)] - sel.saved_bytes_per_layer[0][static_cast<size_t>(l)],
+              5 * as2b);
+}
+
+TEST(SavedBytes, FullRecomputeKeepsOnlyChunkInputs) {
+  Config c = dims(5, 16, 2, 8, 2, 64);
+  c.recompute.recompute_granularity = "full";
+  c.recompute.recompute_method = "uniform";
+  c.recompute.recompute_num_layers = 2;
+  const RunRecord r = execute(c);
+  const int64_t input = 8 * 2 * 16 * 2;  // s*b*h bf16
+  EXPECT_EQ(r.saved_bytes_per_layer[0], (std::vector<int64_t>{input, 0, input, 0, input}));
+}
+
+}  // namespace
+}  // namespace rcts
