@@ -1,0 +1,60 @@
+// Config validation (DESIGN §7, SEMANTICS §3). Every rule has a stable code; a
+// broken rule yields a ConfigIssue naming the fields and values. Rules run in a
+// fixed order, so issue lists are deterministic.
+//
+// Two layers:
+//   validate()        - is the config meaningful? (Megatron-LM's rules, stricter where
+//                       Megatron accepts nonsense)
+//   check_supported() - can the reference model run it today? (feature gate, code
+//                       "feature.not_implemented"; later work switches features on)
+#pragma once
+#include <string>
+#include <vector>
+
+#include "reference/config/config.hpp"
+#include "reference/config/config_error.hpp"
+
+namespace rcts {
+
+// Legal names (DESIGN §6, §7).
+const std::vector<std::string>& recompute_module_names();  // normal + output-discarding
+const std::vector<std::string>& offload_module_names();
+
+// Megatron-LM's deprecated moe_layer_recompute means selective granularity with "moe"
+// appended to recompute_modules. Returns the recompute settings the run actually uses
+// (unchanged when the flag is off; with granularity full the flag is a validate() error).
+RecomputeConfig effective_recompute(const RecomputeConfig& r);
+
+// All issues, in rule order (empty: valid).
+std::vector<ConfigIssue> validate(const Config& cfg);
+// Only the rules about single fields (value domains: sizes, ranges, names). The JSON
+// reader applies these while parsing so errors point at the offending JSON value.
+std::vector<ConfigIssue> validate_fields(const Config& cfg);
+// Throws ConfigError (code and path of the first issue) listing every issue.
+void validate_or_throw(const Config& cfg, const std::string& where = "config");
+
+// Every rule code validate() can emit, in rule order (for coverage tests).
+std::vector<std::string> all_rule_codes();
+
+// What the reference model implements. Defaults: the dense GPT layer on one rank.
+struct Supported {
+  bool swiglu = true;
+  bool moe = false;  // MoE layers, EP/ETP, grouped GEMM, shared experts
+  bool mla = false;
+  bool gdn = false;
+  bool tensor_parallel = false;    // TP > 1 (and so SP, distribute_saved_activations)
+  bool pipeline_parallel = false;  // PP > 1
+  bool fine_grained_offload = false;
+  bool cpu_offloading = false;
+  bool flash_attention = false;    // only the memory model knows it
+  static Supported everything();
+};
+
+inline constexpr const char* kFeatureNotImplemented = "feature.not_implemented";
+
+// Issues with code "feature.not_implemented", one per unsupported feature in use.
+std::vector<ConfigIssue> check_supported(const Config& cfg, const Supported& s = {});
+void check_supported_or_throw(const Config& cfg, const Supported& s = {},
+                              const std::string& where = "config");
+
+}  // namespace rcts

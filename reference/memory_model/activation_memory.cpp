@@ -1,0 +1,213 @@
+// Per-tensor saved bytes of one layer and per-layer bytes of a stage. The tensor list
+// mirrors the reference layer's forward order (DESIGN §4); see the header for the
+// sharding and selective-recompute rules.
+#include "reference/memory_model/activation_memory.hpp"
+
+#include <algorithm>
+
+#include "reference/config/validate.hpp"
+#include "reference/core/error.hpp"
+
+namespace rcts {
+namespace {
+
+void check_dims(const MemoryDims& m) {
+  RCTS_CHECK(m.s > 0 && m.b > 0 && m.h > 0 && m.a > 0 && m.ffn > 0 && m.d > 0 && m.t > 0,
+             "memory model: dimensions must be positive (s=" + std::to_string(m.s) + " b=" + std::to_string(m.b) +
+                 " h=" + std::to_string(m.h) + " a=" + std::to_string(m.a) + " ffn=" + std::to_string(m.ffn) +
+                 " t=" + std::to_string(m.t) + ")");
+  RCTS_CHECK(m.h % m.a == 0 && m.a % m.t == 0 && m.ffn % m.t == 0,
+             "memory model: need h % a == 0, a % t == 0 and ffn % t == 0 (h=" + std::to_string(m.h) +
+                 " a=" + std::to_string(m.a) + " ffn=" + std::to_string(m.ffn) + " t=" + std::to_string(m.t) + ")");
+  RCTS_CHECK(!m.sp || m.s % m.t == 0, "memory model: sequence parallel needs s % t == 0 (s=" +
+                                          std::to_string(m.s) + " t=" + std::to_string(m.t) + ")");
+}
+
+// Builds the tensor list with formulas. `sharded`: divided by t on this rank.
+class Builder {
+ public:
+  explicit Builder(const MemoryDims& m) : m_(m) {}
+  void add(std::string name, int64_t elements, bool uses_d, const std::string& base, bool sharded,
+           SaveKind kind = SaveKind::saved) {
+    int64_t bytes = elements * (uses_d ? m_.d : 1);
+    if (sharded) bytes /= m_.t;  // exact: check_dims guarantees divisibility
+    std::string f = (uses_d ? "d*" : "") + base + (sharded && m_.t > 1 ? "/t" : "");
+    out_.tensors.push_back({std::move(name), bytes, std::move(f), kind});
+  }
+  LayerMemory take() { return std::move(out_); }
+
+ private:
+  const MemoryDims& m_;
+  LayerMemory out_;
+};
+
+bool has(const std::vector<std::string>& v, const char* x) { return std::find(v.begin(), v.end(), x) != v.end(); }
+
+}  // namespace
+
+MemoryDims MemoryDims::from(const Config& c) {
+  MemoryDims m;
+  m.s = c.model.seq_length;
+  m.b = c.model.micro_batch_size;
+  m.h = c.model.hidden_size;
+  m.a = c.model.num_attention_heads;
+  m.ffn = c.model.ffn_hidden_size;
+  m.d = static_cast<int64_t>(dtype_size(c.model.activation_dtype));
+  m.swiglu = c.model.activation == "swiglu";
+  m.attention_dropout = c.model.attention_dropout > 0.0;
+  m.hidden_dropout = c.model.hidden_dropout > 0.0;
+  m.flash = c.model.flash_attention;
+  m.t = c.parallel.tensor_model_parallel_size;
+  m.sp = c.parallel.sequence_parallel;
+  return m;
+}
+
+std::string_view save_kind_name(SaveKind k) {
+  return k == SaveKind::saved ? "saved" : "checkpoint_input";
+}
+
+int64_t LayerMemory::total() const {
+  int64_t n = 0;
+  for (const auto& t : tensors) n += t.bytes;
+  return n;
+}
+
+int64_t LayerMemory::bytes(std::string_view name) const {
+  for (const auto& t : tensors)
+    if (t.name == name) return t.bytes;
+  return 0;
+}
+
+int64_t LayerMemory::prefix_bytes(std::string_view prefix) const {
+  int64_t n = 0;
+  for (const auto& t : tensors)
+    if (std::string_view(t.name).starts_with(prefix)) n += t.bytes;
+  return n;
+}
+
+LayerMemory layer_memory(const MemoryDims& m, const std::vector<std::string>& selective) {
+  check_dims(m);
+  for (const auto& name : selective)
+    RCTS_CHECK(name == "core_attn" || name == "mlp" || name == "layernorm",
+               "memory model: recompute module '" + name +
+                   "' is not modelled (dense layers only: core_attn, mlp, layernorm)");
+  const bool ca = has(selective, "core_attn"), mlp = has(selective, "mlp"), ln = has(selective, "layernorm");
+  const SaveKind qkv_kind = ca ? SaveKind::checkpoint_input : SaveKind::saved;
+  const SaveKind fc1_kind = mlp ? SaveKind::checkpoint_input : SaveKind::saved;
+  const int64_t sbh = m.s * m.b * m.h, s2 = m.a * m.s * m.s * m.b, sbf = m.s * m.b * m.ffn;
+
+  Builder t(m);
+  // Residual-stream tensors are replicated across TP ranks unless SP shards them.
+  t.add("input_layernorm.input", sbh, true, "sbh", m.sp);
+  if (!ln) t.add("attention.qkv.input", sbh, true, "sbh", m.sp);
+  for (const char* n : {"attention.q", "attention.k", "attention.v"}) t.add(n, sbh, true, "sbh", true, qkv_kind);
+  if (!m.flash && !ca) {
+    t.add("attention.softmax.output", s2, true, "as^2b", true);
+    if (m.attention_dropout) {
+      t.add("attention.dropout.mask", s2, false, "as^2b", true);
+      t.add("attention.dropout.output", s2, true, "as^2b", true);
+    }
+  }
+  t.add("attention.proj.input", sbh, true, "sbh", true);
+  if (m.hidden_dropout) t.add("attention.hidden_dropout.mask", sbh, false, "sbh", m.sp);
+  t.add("pre_mlp_layernorm.input", sbh, true, "sbh", m.sp);
+  if (!ln) t.add("mlp.fc1.input", sbh, true, "sbh", m.sp, fc1_kind);
+  if (!mlp) {
+    if (m.swiglu)
+      t.add("mlp.act.input", 2 * sbf, true, "sb*2ffn", true);
+    else
+      t.add("mlp.act.input", sbf, true, "sb*ffn", true);
+    t.add("mlp.fc2.input", sbf, true, "sb*ffn", true);
+  }
+  if (m.hidden_dropout) t.add("mlp.hidden_dropout.mask", sbh, false, "sbh", m.sp);
+  return t.take();
+}
+
+LayerMemory chunk_input_memory(const MemoryDims& m, bool distribute) {
+  check_dims(m);
+  const bool split = m.sp || (distribute && m.t > 1);
+  RCTS_CHECK(!split || (m.s * m.b * m.h) % m.t == 0,
+             "memory model: chunk input numel s*b*h is not divisible by t = " + std::to_string(m.t));
+  Builder t(m);
+  t.add("checkpoint.input", m.s * m.b * m.h, true, "sbh", split, SaveKind::checkpoint_input);
+  return t.take();
+}
+
+std::vector<int64_t> StageMemory::per_layer_bytes() const {
+  std::vector<int64_t> v;
+  for (const auto& l : layers) v.push_back(l.total());
+  return v;
+}
+
+StageMemory stage_memory(const Config& c) {
+  validate_or_throw(c, "memory model");
+  RCTS_CHECK(c.model.num_moe_experts == 0 && !c.model.multi_latent_attention && !c.model.gated_delta_net,
+             "memory model: covers dense GPT layers only (MoE, MLA and GDN are not modelled)");
+  const MemoryDims m = MemoryDims::from(c);
+  const RecomputeConfig r = effective_recompute(c.recompute);
+  const int L = c.model.num_layers;
+
+  StageMemory st;
+  const LayerMemory full = layer_memory(m);
+  const LayerMemory chunk = chunk_input_memory(m, r.distribute_saved_activations);
+  st.full_layer_bytes = full.total();
+  st.chunk_input_bytes = chunk.total();
+
+  // Segments in forward order: [begin, end) and whether backward recomputes them.
+  struct Segment {
+    int begin, end;
+    bool recomputed;
+  };
+  std::vector<Segment> segs;
+  auto range = [](int b, int e) { return "[" + std::to_string(b) + "," + std::to_string(e) + ")"; };
+
+  if (r.recompute_granularity == "full" && r.recompute_method == "uniform") {
+    const int n = *r.recompute_num_layers;
+    for (int b = 0; b < L; b += n) {
+      const int e = std::min(b + n, L);
+      segs.push_back({b, e, true});
+      for (int i = b; i < e; ++i) {
+        st.layers.push_back(i == b ? chunk : LayerMemory{});
+        st.roles.push_back((i == b ? "chunk " : "inside chunk ") + range(b, e) + (i == b ? " input" : ""));
+      }
+    }
+  } else if (r.recompute_granularity == "full") {  // block
+    const int n = *r.recompute_num_layers;
+    for (int i = 0; i < L; ++i) {
+      segs.push_back({i, i + 1, i < n});
+      st.layers.push_back(i < n ? chunk : full);
+      st.roles.push_back(i < n ? "block checkpoint input" : "no recompute (after block)");
+    }
+  } else {
+    const bool selective = r.recompute_granularity == "selective";
+    const auto modules = selective ? r.recompute_modules : std::vector<std::string>{};
+    std::string role = "no recompute";
+    if (selective) {
+      role = "selective [";
+      for (size_t i = 0; i < modules.size(); ++i) role += (i ? "," : "") + modules[i];
+      role += "]";
+    }
+    const LayerMemory one = layer_memory(m, modules);
+    for (int i = 0; i < L; ++i) {
+      segs.push_back({i, i + 1, !modules.empty()});
+      st.layers.push_back(one);
+      st.roles.push_back(role);
+    }
+  }
+
+  int64_t prefix = 0;
+  for (const Segment& g : segs) {
+    int64_t stored = 0;
+    for (int i = g.begin; i < g.end; ++i) stored += st.layers[static_cast<size_t>(i)].total();
+    const int64_t live = prefix + (g.recomputed ? (g.end - g.begin) * st.full_layer_bytes : stored);
+    st.peak_backward_bytes = std::max(st.peak_backward_bytes, live);
+    prefix += stored;
+  }
+  st.stored_bytes = prefix;
+  st.in_flight = std::min(c.parallel.pipeline_model_parallel_size, c.run.micro_batches);
+  st.in_flight_bytes = st.in_flight * st.stored_bytes;
+  st.peak_in_flight_bytes = (st.in_flight - 1) * st.stored_bytes + st.peak_backward_bytes;
+  return st;
+}
+
+}  // namespace rcts

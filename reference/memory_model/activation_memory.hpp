@@ -1,0 +1,102 @@
+// Analytic activation memory (Korthikanti et al. 2022, "Reducing Activation
+// Recomputation in Large Transformer Models"), generalised to the activation dtype
+// size d and 1-byte masks, and matched tensor by tensor to what the rcts reference
+// layer saves (DESIGN §4). All bytes are per rank (per TP shard), for one micro-batch.
+//
+// Saved tensors of one pre-LN GPT layer (no recompute), s·b·h written sbh:
+//   input_layernorm.input        d·sbh      LN1 input (the layer input)
+//   attention.qkv.input          d·sbh      LN1 output
+//   attention.q / .k / .v        d·sbh      each
+//   attention.softmax.output     d·as²b
+//   attention.dropout.mask       as²b       only when attention_dropout > 0
+//   attention.dropout.output     d·as²b     only when attention_dropout > 0 (else the
+//                                           softmax output feeds x V directly)
+//   attention.proj.input         d·sbh      core attention output
+//   attention.hidden_dropout.mask sbh       only when hidden_dropout > 0
+//   pre_mlp_layernorm.input      d·sbh
+//   mlp.fc1.input                d·sbh      LN2 output
+//   mlp.act.input                d·sb·ffn   (SwiGLU: d·sb·2ffn)
+//   mlp.fc2.input                d·sb·ffn
+//   mlp.hidden_dropout.mask      sbh        only when hidden_dropout > 0
+// bf16, ffn = 4h, GeLU, dropout on: 34·sbh + 5·as²b. Flash attention: no s² tensors.
+//
+// Tensor parallelism t shards heads and ffn (q, k, v, s² tensors, proj input, act and
+// fc2 inputs: /t); sequence parallelism also shards the sequence of the residual-stream
+// tensors (LN inputs, LN outputs, masks: /t).
+//
+// Selective recompute, the rule implemented (matching Megatron-LM's layer):
+//   core_attn  drops the s² tensors; q, k, v stay as the checkpoint's inputs.
+//   mlp        drops mlp.act.input and mlp.fc2.input; mlp.fc1.input stays as the
+//              checkpoint's input.
+//   layernorm  releases both LN outputs (attention.qkv.input, mlp.fc1.input) whoever
+//              saved them: with layernorm + mlp the MLP checkpoint's input IS the
+//              discarded LN2 output, so mlp.fc1.input is gone too. The LN inputs stay.
+//   The masks and LN inputs are never recomputed.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "reference/config/config.hpp"
+
+namespace rcts {
+
+// What the model needs from a Config (one layer, one micro-batch, one TP rank).
+struct MemoryDims {
+  int64_t s = 0, b = 0, h = 0, a = 0, ffn = 0;
+  int64_t d = 2;                   // activation dtype bytes
+  bool swiglu = false;
+  bool attention_dropout = true;   // p > 0: mask and separate dropout output saved
+  bool hidden_dropout = true;
+  bool flash = false;
+  int64_t t = 1;                   // tensor-parallel size
+  bool sp = false;                 // sequence parallel
+  static MemoryDims from(const Config& c);
+  int64_t sbh() const { return s * b * h; }
+};
+
+enum class SaveKind { saved, checkpoint_input };
+std::string_view save_kind_name(SaveKind k);
+
+struct SavedTensor {
+  std::string name;     // e.g. "attention.q" (see the table above)
+  int64_t bytes = 0;
+  std::string formula;  // ASCII, e.g. "d*sbh/t", "d*as^2b/t"
+  SaveKind kind = SaveKind::saved;
+};
+
+struct LayerMemory {
+  std::vector<SavedTensor> tensors;
+  int64_t total() const;
+  int64_t bytes(std::string_view name) const;          // 0 when not saved
+  int64_t prefix_bytes(std::string_view prefix) const;  // sum over names starting with prefix
+};
+
+// One layer without full recompute; `selective` ⊆ {core_attn, mlp, layernorm}
+// (other names need MoE/MLA/GDN, which the model does not cover: an error).
+LayerMemory layer_memory(const MemoryDims& m, const std::vector<std::string>& selective = {});
+// What a full-recompute chunk keeps: its input "checkpoint.input", d·sbh (/t with SP,
+// or /t as flat shards with distribute_saved_activations).
+LayerMemory chunk_input_memory(const MemoryDims& m, bool distribute);
+
+// Per-layer saved bytes of one pipeline stage under the config's recompute settings.
+struct StageMemory {
+  std::vector<LayerMemory> layers;   // saved tensors of layer i
+  std::vector<std::string> roles;    // e.g. "chunk [0,4) input", "inside chunk [0,4)"
+  int64_t full_layer_bytes = 0;      // A: one layer's activations without recompute
+  int64_t chunk_input_bytes = 0;     // c: what a checkpointed chunk keeps
+  int64_t stored_bytes = 0;          // sum over layers (one micro-batch)
+  // Backward, walking segments last to first: segment g is live with everything
+  // stored before it plus (recomputed ? its layers' full activations : its stored
+  // bytes). Saved activations only (no gradients, no workspace).
+  int64_t peak_backward_bytes = 0;
+  int in_flight = 1;                 // P = min(pp, micro_batches) (1F1B, first stage)
+  int64_t in_flight_bytes = 0;       // P · stored_bytes
+  int64_t peak_in_flight_bytes = 0;  // (P - 1) · stored_bytes + peak_backward_bytes
+  std::vector<int64_t> per_layer_bytes() const;
+};
+// Validates the config (validate_or_throw) and covers dense layers only.
+StageMemory stage_memory(const Config& c);
+
+}  // namespace rcts

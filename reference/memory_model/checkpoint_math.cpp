@@ -1,0 +1,81 @@
+// Checkpoint-segment optimum and recompute FLOP overhead.
+#include "reference/memory_model/checkpoint_math.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "reference/config/validate.hpp"
+#include "reference/core/error.hpp"
+
+namespace rcts {
+
+int64_t checkpoint_peak(int L, int k, int64_t A, int64_t c) {
+  RCTS_CHECK(L >= 1 && k >= 1 && k <= L, "checkpoint_peak: need 1 <= k <= L (k=" + std::to_string(k) +
+                                             " L=" + std::to_string(L) + ")");
+  const int64_t seg = (L + k - 1) / k;
+  return k * c + seg * A;
+}
+
+CheckpointOptimum checkpoint_optimum(int L, int64_t A, int64_t c) {
+  RCTS_CHECK(L >= 1 && A > 0 && c > 0, "checkpoint_optimum: need L >= 1, A > 0, c > 0 (L=" + std::to_string(L) +
+                                           " A=" + std::to_string(A) + " c=" + std::to_string(c) + ")");
+  CheckpointOptimum o;
+  const double l = L, a = static_cast<double>(A), cc = static_cast<double>(c);
+  o.k_star = std::sqrt(l * a / cc);
+  o.peak_at_k_star = 2.0 * std::sqrt(l * a * cc);
+  o.peak_best = checkpoint_peak(L, 1, A, c);
+  for (int k = 2; k <= L; ++k) {  // strict <: the smallest k wins ties
+    const int64_t p = checkpoint_peak(L, k, A, c);
+    if (p < o.peak_best) {
+      o.peak_best = p;
+      o.k_best = k;
+    }
+  }
+  o.layers_per_segment = (L + o.k_best - 1) / o.k_best;
+  return o;
+}
+
+LayerFlops layer_flops(const MemoryDims& m) {
+  LayerFlops f;
+  const int64_t sbh = m.s * m.b * m.h;
+  f.qkv = 2 * sbh * 3 * m.h;
+  f.scores = 2 * m.b * m.s * m.s * m.h;
+  f.context = 2 * m.b * m.s * m.s * m.h;
+  f.proj = 2 * sbh * m.h;
+  f.fc1 = 2 * sbh * m.ffn * (m.swiglu ? 2 : 1);
+  f.fc2 = 2 * m.s * m.b * m.ffn * m.h;
+  return f;
+}
+
+RecomputeOverhead recompute_overhead(const MemoryDims& m, int L, int full_layers,
+                                     const std::vector<std::string>& selective) {
+  RCTS_CHECK(L >= 1 && full_layers >= 0 && full_layers <= L && (full_layers == 0 || selective.empty()),
+             "recompute_overhead: need 0 <= full_layers <= L and no selective modules with full recompute");
+  const LayerFlops f = layer_flops(m);
+  int64_t per_layer = 0;  // selective: matmul FLOPs recomputed in every layer
+  for (const auto& name : selective) {
+    if (name == "core_attn") per_layer += f.core_attn();
+    else if (name == "mlp") per_layer += f.mlp();
+    else RCTS_CHECK(name == "layernorm", "recompute_overhead: module '" + name + "' is not modelled");
+    // layernorm recomputes no matmul
+  }
+  RecomputeOverhead o;
+  o.forward_flops = L * f.total();
+  o.recompute_flops = full_layers * f.total() + L * per_layer;
+  o.recompute_ratio = static_cast<double>(o.recompute_flops) / static_cast<double>(o.forward_flops);
+  o.step_ratio = 1.0 + o.recompute_ratio / 3.0;
+  return o;
+}
+
+RecomputeOverhead recompute_overhead(const Config& c) {
+  validate_or_throw(c, "memory model");
+  const RecomputeConfig r = effective_recompute(c.recompute);
+  const MemoryDims m = MemoryDims::from(c);
+  const int L = c.model.num_layers;
+  if (r.recompute_granularity == "full")
+    return recompute_overhead(m, L, r.recompute_method == "uniform" ? L : *r.recompute_num_layers, {});
+  if (r.recompute_granularity == "selective") return recompute_overhead(m, L, 0, r.recompute_modules);
+  return recompute_overhead(m, L, 0, {});
+}
+
+}  // namespace rcts
