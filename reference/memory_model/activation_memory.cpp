@@ -161,7 +161,14 @@ StageMemory stage_memory(const Config& c) {
   std::vector<Segment> segs;
   auto range = [](int b, int e) { return "[" + std::to_string(b) + "," + std::to_string(e) + ")"; };
 
-  if (r.recompute_granularity == "full" && r.recompute_method == "uniform") {
+  if (!c.run.training) {
+    // Eval saves nothing for backward and never recomputes (DESIGN §6).
+    for (int i = 0; i < L; ++i) {
+      segs.push_back({i, i + 1, false});
+      st.layers.push_back(LayerMemory{});
+      st.roles.push_back("eval: nothing saved");
+    }
+  } else if (r.recompute_granularity == "full" && r.recompute_method == "uniform") {
     const int n = *r.recompute_num_layers;
     for (int b = 0; b < L; b += n) {
       const int e = std::min(b + n, L);

@@ -16,6 +16,8 @@ CoreAttention::CoreAttention(Runtime& rt, std::string path, int64_t heads, int64
       dropout_{path_ + ".dropout", kModelParallelRng, rt.config.model.attention_dropout} {}
 
 namespace {
+// Heads run in parallel only when there is enough work to pay for a parallel region.
+constexpr int64_t kHeadsParallelMin = int64_t{1} << 16;
 // 1/sqrt(d) computed in double (sqrt and division are correctly rounded), rounded once.
 template <typename T> T attention_scale(int64_t d) { return static_cast<T>(1.0 / std::sqrt(static_cast<double>(d))); }
 }  // namespace
@@ -32,7 +34,7 @@ std::vector<Tensor> CoreAttention::forward(SaveContext& ctx, const std::vector<T
     auto qv = to_vector<T>(q), kv = to_vector<T>(k);
     std::vector<T> scores(static_cast<size_t>(bh * s * s)), pv(scores.size());
     const T scale = attention_scale<T>(d);
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (bh * s * s * d >= kHeadsParallelMin)
     for (int64_t h = 0; h < bh; ++h) {
       T* sc = scores.data() + h * s * s;
       cpu::gemm<T>(Trans::N, Trans::T, s, s, d, qv.data() + h * s * d, d, kv.data() + h * s * d, d, sc, s, false);
@@ -53,7 +55,7 @@ std::vector<Tensor> CoreAttention::forward(SaveContext& ctx, const std::vector<T
   with_compute_type(rt_.config.gradcheck(), [&]<typename T>() {
     auto pd = to_vector<T>(dropped), vv = to_vector<T>(v);
     std::vector<T> ov(static_cast<size_t>(bh * s * d));
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (bh * s * s * d >= kHeadsParallelMin)
     for (int64_t h = 0; h < bh; ++h)
       cpu::gemm<T>(Trans::N, Trans::N, s, d, s, pd.data() + h * s * s, s, vv.data() + h * s * d, d,
                    ov.data() + h * s * d, d, false);
@@ -74,7 +76,7 @@ std::vector<Tensor> CoreAttention::backward(SaveContext& ctx, const std::vector<
   with_compute_type(rt_.config.gradcheck(), [&]<typename T>() {
     auto dov = to_vector<T>(dout.at(0)), vv = to_vector<T>(v), pd = to_vector<T>(dropped);
     std::vector<T> dpd(static_cast<size_t>(bh * s * s)), dvv(vv.size());
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (bh * s * s * d >= kHeadsParallelMin)
     for (int64_t h = 0; h < bh; ++h) {
       // d(dropped) = dout . v^T ; dv = dropped^T . dout
       cpu::gemm<T>(Trans::N, Trans::T, s, s, d, dov.data() + h * s * d, d, vv.data() + h * s * d, d,
@@ -94,7 +96,7 @@ std::vector<Tensor> CoreAttention::backward(SaveContext& ctx, const std::vector<
     std::vector<T> ds(dp.size()), dqv(qv.size()), dkv(kv.size());
     cpu::softmax_causal_backward(ds.data(), dp.data(), pv.data(), bh, s);
     const T scale = attention_scale<T>(d);
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (bh * s * s * d >= kHeadsParallelMin)
     for (int64_t h = 0; h < bh; ++h) {
       T* dsh = ds.data() + h * s * s;
       for (int64_t i = 0; i < s * s; ++i) dsh[i] *= scale;

@@ -29,6 +29,7 @@ RunRecord execute(const Config& config, RankCoords coords) {
           rec.saves.assign(rt.save_log.records().begin() + static_cast<std::ptrdiff_t>(log_before),
                            rt.save_log.records().end());
         rec.losses.push_back(r.loss);
+        rec.inputs.push_back(keep(model.make_input(step, mb)));
         rec.outputs.push_back(keep(r.output));
         rec.input_grads.push_back(keep(r.input_grad));
         rec.rng_after.push_back(r.rng_after);

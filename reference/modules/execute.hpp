@@ -28,7 +28,7 @@ struct RunRecord {
   std::vector<Segment> plan;
   RngStates rng_initial;
   std::vector<double> losses;                  // per (step, micro-batch), in run order
-  std::vector<Tensor> outputs, input_grads;    // per (step, micro-batch)
+  std::vector<Tensor> inputs, outputs, input_grads;  // per (step, micro-batch)
   std::vector<RngStates> rng_after;            // per (step, micro-batch)
   std::vector<std::vector<int64_t>> saved_bytes_per_layer;  // per (step, micro-batch)
   std::vector<NamedTensor> params, grads;      // final values; last step's accumulated grads

@@ -1,0 +1,229 @@
+#include "harness/lib/checks.hpp"
+
+#include <cstring>
+#include <map>
+#include <sstream>
+
+#include "harness/lib/compare.hpp"
+#include "kernels/cpu/dropout.hpp"
+#include "reference/memory_model/activation_memory.hpp"
+
+namespace rcts::harness {
+
+namespace {
+
+CheckResult pass(const std::string& kind, std::string detail) { return {kind, Outcome::pass, std::move(detail)}; }
+CheckResult fail(const std::string& kind, std::string detail) { return {kind, Outcome::fail, std::move(detail)}; }
+
+std::string hex_double(double v) {
+  uint64_t u;
+  std::memcpy(&u, &v, sizeof u);
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "0x%016llx", static_cast<unsigned long long>(u));
+  return buf;
+}
+
+std::string mb_label(const RunRecord& r, size_t i) {
+  const int per = r.config.run.micro_batches;
+  return "step " + std::to_string(static_cast<int>(i) / per) + " micro-batch " + std::to_string(static_cast<int>(i) % per);
+}
+
+}  // namespace
+
+uint64_t expected_stream_seed(const std::string& stream, uint64_t seed, const RankCoords& r) {
+  if (stream == "device-default" || stream == "data-parallel-rng") return seed;
+  if (stream == "model-parallel-rng") return seed + 2718 + static_cast<uint64_t>(r.tp);
+  if (stream == "expert-parallel-rng") return seed + 1024 + 100 * static_cast<uint64_t>(r.ep) + static_cast<uint64_t>(r.etp);
+  throw Error("no seed rule for RNG stream '" + stream + "'");
+}
+
+CheckResult check_bitwise(const RunRecord& base, const RunRecord& run, const std::string& label) {
+  const std::string kind = "bitwise";
+  if (base.losses.size() != run.losses.size())
+    return fail(kind, label + ": " + std::to_string(run.losses.size()) + " micro-batches, baseline has " +
+                          std::to_string(base.losses.size()));
+  int compared = 0;
+  std::vector<std::string> differing;
+  std::string first_report;
+  auto tensor = [&](const Tensor& want, const Tensor& got, const std::string& name) {
+    ++compared;
+    if (!want.defined() && !got.defined()) return;
+    if (want.defined() != got.defined()) {
+      differing.push_back(name);
+      if (first_report.empty()) first_report = name + ": present in only one run";
+      return;
+    }
+    BitwiseDiff d = compare_bitwise(want, got);
+    if (d.equal) return;
+    differing.push_back(name);
+    if (first_report.empty()) first_report = d.message();
+  };
+  for (size_t i = 0; i < base.losses.size(); ++i) {
+    ++compared;
+    if (std::memcmp(&base.losses[i], &run.losses[i], sizeof(double)) != 0) {
+      differing.push_back("loss (" + mb_label(base, i) + ")");
+      if (first_report.empty()) {
+        std::ostringstream os;
+        os.precision(17);
+        os << "loss at " << mb_label(base, i) << ": expected " << base.losses[i] << " (" << hex_double(base.losses[i])
+           << "), got " << run.losses[i] << " (" << hex_double(run.losses[i]) << ")";
+        first_report = os.str();
+      }
+    }
+    tensor(base.outputs[i], run.outputs[i], "output (" + mb_label(base, i) + ")");
+    tensor(base.input_grads[i], run.input_grads[i], "input grad (" + mb_label(base, i) + ")");
+  }
+  if (base.grads.size() != run.grads.size())
+    return fail(kind, label + ": parameter lists differ (" + std::to_string(run.grads.size()) + " vs " +
+                          std::to_string(base.grads.size()) + ")");
+  for (size_t i = 0; i < base.grads.size(); ++i) {
+    tensor(base.grads[i].tensor, run.grads[i].tensor, base.grads[i].name);
+    tensor(base.params[i].tensor, run.params[i].tensor, base.params[i].name);
+  }
+  ++compared;
+  if (base.side_effects != run.side_effects) {
+    std::ostringstream os;
+    for (const auto& [k, v] : run.side_effects) {
+      auto it = base.side_effects.find(k);
+      if (it == base.side_effects.end() || it->second != v)
+        os << k << ": expected " << (it == base.side_effects.end() ? 0.0 : it->second) << ", got " << v << "; ";
+    }
+    differing.push_back("side effects");
+    if (first_report.empty()) first_report = "side effects differ (applied again in recompute?): " + os.str();
+  }
+  if (differing.empty()) return pass(kind, label + ": " + std::to_string(compared) + " values bitwise equal");
+  std::string list;
+  for (size_t i = 0; i < differing.size() && i < 5; ++i) list += (i ? ", " : "") + differing[i];
+  if (differing.size() > 5) list += ", ...";
+  return fail(kind, label + ": " + std::to_string(differing.size()) + " of " + std::to_string(compared) +
+                        " differ (" + list + ")\n" + first_report);
+}
+
+CheckResult check_rng(const RunRecord& base, const RunRecord& run, const std::string& label) {
+  const std::string kind = "rng";
+  const auto& tracker = run.rng_initial.tracker;
+  for (const char* stream : {"data-parallel-rng", "model-parallel-rng", "expert-parallel-rng"}) {
+    auto it = tracker.find(stream);
+    const uint64_t want = expected_stream_seed(stream, run.config.run.seed, run.coords);
+    if (it == tracker.end()) return fail(kind, label + ": tracker has no '" + stream + "' state after seeding");
+    if (it->second.seed != want || it->second.offset != 0)
+      return fail(kind, label + ": '" + std::string(stream) + "' seeded " + it->second.to_string() + ", DESIGN §5 says seed=" +
+                            std::to_string(want) + " offset=0 for tp_rank " + std::to_string(run.coords.tp) +
+                            ", ep_rank " + std::to_string(run.coords.ep) + ", etp_rank " +
+                            std::to_string(run.coords.etp));
+  }
+  if (run.rng_initial.device.seed != run.config.run.seed)
+    return fail(kind, label + ": device default generator seeded " + run.rng_initial.device.to_string() +
+                          ", expected seed=" + std::to_string(run.config.run.seed));
+  if (base.rng_after.size() != run.rng_after.size()) return fail(kind, label + ": micro-batch counts differ");
+  for (size_t i = 0; i < base.rng_after.size(); ++i)
+    if (!(base.rng_after[i] == run.rng_after[i]))
+      return fail(kind, label + ": RNG states after " + mb_label(base, i) + " differ from the baseline\n  expected " +
+                            base.rng_after[i].to_string() + "\n  got      " + run.rng_after[i].to_string());
+  return pass(kind, label + ": seeds as DESIGN §5; states equal after " + std::to_string(run.rng_after.size()) +
+                        " micro-batches");
+}
+
+CheckResult check_masks(const RunRecord& base, const RunRecord& run, const std::string& label) {
+  const std::string kind = "masks";
+  int regenerated = 0, recomputed = 0;
+  std::vector<uint8_t> buf;
+  for (const auto& m : run.masks) {
+    const uint64_t want_seed = expected_stream_seed(m.generator, run.config.run.seed, run.coords);
+    if (m.seed != want_seed)
+      return fail(kind, label + ": mask of " + m.site + " (micro-batch " + std::to_string(m.micro_batch) +
+                            ") drawn from '" + m.generator + "' with seed " + std::to_string(m.seed) +
+                            ", DESIGN §5 says " + std::to_string(want_seed));
+    buf.resize(static_cast<size_t>(m.numel));
+    cpu::dropout_mask(buf.data(), m.numel, m.p, m.seed, m.offset);
+    if (fnv1a64(buf.data(), buf.size()) != m.digest)
+      return fail(kind, label + ": mask of " + m.site + " does not regenerate from seed " + std::to_string(m.seed) +
+                            " offset " + std::to_string(m.offset) + " under the dropout rule");
+    ++regenerated;
+  }
+  // Recompute draws equal the forward draw of the same site and micro-batch.
+  std::map<std::pair<std::string, int>, std::vector<const MaskRecord*>> originals;
+  for (const auto& m : run.masks)
+    if (!m.recompute) originals[{m.site, m.micro_batch}].push_back(&m);
+  for (const auto& m : run.masks) {
+    if (!m.recompute) continue;
+    ++recomputed;
+    bool found = false;
+    for (const auto* o : originals[{m.site, m.micro_batch}])
+      found = found || (o->seed == m.seed && o->offset == m.offset && o->digest == m.digest);
+    if (!found)
+      return fail(kind, label + ": recompute of " + m.site + " (micro-batch " + std::to_string(m.micro_batch) +
+                            ") drew seed " + std::to_string(m.seed) + " offset " + std::to_string(m.offset) +
+                            ", which no forward draw of that site used");
+  }
+  // Forward draws equal the baseline's, in order.
+  std::vector<const MaskRecord*> mine, theirs;
+  for (const auto& m : run.masks)
+    if (!m.recompute) mine.push_back(&m);
+  for (const auto& m : base.masks)
+    if (!m.recompute) theirs.push_back(&m);
+  if (mine.size() != theirs.size())
+    return fail(kind, label + ": " + std::to_string(mine.size()) + " forward mask draws, baseline has " +
+                          std::to_string(theirs.size()));
+  for (size_t i = 0; i < mine.size(); ++i)
+    if (mine[i]->site != theirs[i]->site || mine[i]->digest != theirs[i]->digest || mine[i]->offset != theirs[i]->offset)
+      return fail(kind, label + ": forward mask " + std::to_string(i) + " (" + mine[i]->site + ") differs from the baseline's (" +
+                            theirs[i]->site + ")");
+  return pass(kind, label + ": " + std::to_string(regenerated) + " masks regenerate with DESIGN §5 seeds, " +
+                        std::to_string(recomputed) + " recompute draws equal their forward");
+}
+
+CheckResult check_memory(const MemoryExpect& expect, const RunRecord& base, const RunRecord& run,
+                         const std::string& label) {
+  const std::string kind = "memory";
+  const auto& measured = run.saved_bytes_per_layer.at(0);
+  std::string detail;
+  if (expect.analytic) {
+    const auto want = stage_memory(run.config).per_layer_bytes();
+    for (size_t l = 0; l < want.size(); ++l)
+      if (l >= measured.size() || measured[l] != want[l])
+        return fail(kind, label + ": layer " + std::to_string(l) + " saved " +
+                              (l < measured.size() ? std::to_string(measured[l]) : std::string("nothing")) +
+                              " bytes, the analytic model says " + std::to_string(want[l]));
+    detail += "per-layer bytes equal the analytic model";
+  }
+  int64_t total = 0, base_total = 0;
+  for (auto b : measured) total += b;
+  for (auto b : base.saved_bytes_per_layer.at(0)) base_total += b;
+  if (expect.max_ratio) {
+    const double ratio = base_total ? static_cast<double>(total) / static_cast<double>(base_total) : 0.0;
+    if (ratio > *expect.max_ratio)
+      return fail(kind, label + ": saved " + std::to_string(total) + " bytes = " + std::to_string(ratio) +
+                            " x baseline (" + std::to_string(base_total) + "), budget ratio " +
+                            std::to_string(*expect.max_ratio));
+    detail += (detail.empty() ? "" : "; ") + std::string("ratio ") + std::to_string(ratio);
+  }
+  if (expect.budget_bytes && run.saved_peak > *expect.budget_bytes)
+    return fail(kind, label + ": saved-activation peak " + std::to_string(run.saved_peak) + " bytes exceeds the budget " +
+                          std::to_string(*expect.budget_bytes));
+  return pass(kind, label + ": " + (detail.empty() ? "within budget" : detail) + " (" + std::to_string(total) +
+                        " bytes saved per micro-batch)");
+}
+
+CheckResult check_counts(const std::vector<CountExpect>& expect, const RunRecord& run, const std::string& label) {
+  const std::string kind = "counts";
+  const int64_t n = run.micro_batches_total();
+  int matched_total = 0;
+  for (const auto& e : expect) {
+    int matched = 0;
+    for (const auto& [path, c] : run.counts) {
+      if (!glob_match(e.pattern, path)) continue;
+      ++matched;
+      if (c.original != e.original * n || c.recompute != e.recompute * n)
+        return fail(kind, label + ": " + path + " ran forward " + std::to_string(c.original) + " times and recomputed " +
+                              std::to_string(c.recompute) + " times over " + std::to_string(n) +
+                              " micro-batches; expected " + std::to_string(e.original) + " and " +
+                              std::to_string(e.recompute) + " per micro-batch");
+    }
+    if (!matched) return fail(kind, label + ": no module matches '" + e.pattern + "'");
+    matched_total += matched;
+  }
+  return pass(kind, label + ": " + std::to_string(matched_total) + " module counters as expected");
+}
+
+}  // namespace rcts::harness

@@ -1,0 +1,31 @@
+// The checks a case can ask for (DESIGN §10). Each compares a run with its baseline
+// or with an independent oracle (the seed formula of DESIGN §5, the dropout rule,
+// the analytic memory model) and says exactly what differs.
+#pragma once
+#include <filesystem>
+#include <string>
+
+#include "harness/lib/case.hpp"
+#include "harness/lib/report.hpp"
+
+namespace rcts::harness {
+
+// Loss, outputs, input gradients, parameters, parameter gradients and side effects
+// bit for bit.
+CheckResult check_bitwise(const RunRecord& base, const RunRecord& run, const std::string& label);
+// RNG states after every micro-batch equal the baseline's; the initial tracker
+// seeds equal DESIGN §5's formula for the run's rank coordinates.
+CheckResult check_rng(const RunRecord& base, const RunRecord& run, const std::string& label);
+// Every mask was drawn with the expected seed for its stream, regenerates from its
+// (seed, offset) under the dropout rule, recompute draws equal the forward's, and
+// the forward draws equal the baseline's.
+CheckResult check_masks(const RunRecord& base, const RunRecord& run, const std::string& label);
+CheckResult check_memory(const MemoryExpect& expect, const RunRecord& base, const RunRecord& run,
+                         const std::string& label);
+CheckResult check_counts(const std::vector<CountExpect>& expect, const RunRecord& run, const std::string& label);
+
+// The seed DESIGN §5 assigns to a stream on a rank (the oracle, written from the
+// table, independent of reference/rng).
+uint64_t expected_stream_seed(const std::string& stream, uint64_t seed, const RankCoords& r);
+
+}  // namespace rcts::harness

@@ -1,0 +1,250 @@
+// Writers for run results: progress lines, summary table, JSON, JUnit XML.
+#include "harness/lib/report.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <sstream>
+
+#include "reference/core/error.hpp"
+
+namespace rcts::harness {
+
+namespace {
+
+constexpr Outcome kOutcomes[] = {Outcome::pass, Outcome::fail, Outcome::skip, Outcome::xfail, Outcome::error};
+
+std::string fixed(double v, int decimals) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
+  return buf;
+}
+
+std::string first_line(const std::string& s) { return s.substr(0, s.find('\n')); }
+
+std::string pad(std::string s, size_t width) {
+  if (s.size() < width) s.append(width - s.size(), ' ');
+  return s;
+}
+
+std::string pad_left(std::string s, size_t width) {
+  if (s.size() < width) s.insert(0, width - s.size(), ' ');
+  return s;
+}
+
+}  // namespace
+
+std::string_view outcome_name(Outcome o) {
+  switch (o) {
+    case Outcome::pass: return "pass";
+    case Outcome::fail: return "fail";
+    case Outcome::skip: return "skip";
+    case Outcome::xfail: return "xfail";
+    case Outcome::error: return "error";
+  }
+  return "?";
+}
+
+std::string_view outcome_label(Outcome o) {
+  switch (o) {
+    case Outcome::pass: return "PASS";
+    case Outcome::fail: return "FAIL";
+    case Outcome::skip: return "SKIP";
+    case Outcome::xfail: return "XFAIL";
+    case Outcome::error: return "ERROR";
+  }
+  return "?";
+}
+
+Outcome parse_outcome(std::string_view name) {
+  for (Outcome o : kOutcomes)
+    if (outcome_name(o) == name) return o;
+  throw Error("unknown outcome '" + std::string(name) + "' (expected pass, fail, skip, xfail or error)");
+}
+
+Tally tally(const std::vector<CaseResult>& cases) {
+  Tally t;
+  for (const auto& c : cases) {
+    switch (c.outcome) {
+      case Outcome::pass: ++t.passed; break;
+      case Outcome::fail: ++t.failed; break;
+      case Outcome::skip: ++t.skipped; break;
+      case Outcome::xfail: ++t.xfail; break;
+      case Outcome::error: ++t.errors; break;
+    }
+  }
+  return t;
+}
+
+std::string summary_line(const std::vector<CaseResult>& cases) {
+  const Tally t = tally(cases);
+  return std::to_string(t.passed) + " passed, " + std::to_string(t.failed + t.errors) + " failed, " +
+         std::to_string(t.skipped + t.xfail) + " skipped";
+}
+
+std::string short_detail(const CaseResult& c, size_t max_chars) {
+  std::string s = first_line(c.reason);
+  if (s.empty()) {
+    for (const auto& k : c.checks) {
+      if (k.outcome == Outcome::pass) continue;
+      s = k.kind + ": " + first_line(k.detail);
+      break;
+    }
+  }
+  if (s.size() > max_chars) s = s.substr(0, max_chars > 3 ? max_chars - 3 : 0) + "...";
+  return s;
+}
+
+std::string summary_table(const RunHeader& h, const std::vector<CaseResult>& cases) {
+  std::ostringstream os;
+  os << "version   " << h.version << "\n"
+     << "git sha   " << h.git_sha << "\n"
+     << "backend   " << h.backend << "\n"
+     << "ranks     " << h.ranks << "\n"
+     << "seed      " << h.seed << "\n"
+     << "started   " << h.started_at << "\n\n";
+
+  size_t id_w = 4;
+  for (const auto& c : cases) id_w = std::max(id_w, c.id.size());
+  os << pad("case", id_w) << "  outcome  " << pad_left("seconds", 8) << "  detail\n";
+  os << std::string(id_w, '-') << "  -------  " << std::string(8, '-') << "  " << std::string(6, '-') << "\n";
+  for (const auto& c : cases) {
+    std::string row = pad(c.id, id_w) + "  " + pad(std::string(outcome_label(c.outcome)), 7) + "  " +
+                      pad_left(fixed(c.seconds, 2), 8) + "  " + short_detail(c);
+    while (!row.empty() && row.back() == ' ') row.pop_back();
+    os << row << "\n";
+  }
+  os << "\n";
+  const Tally t = tally(cases);
+  if (t.errors || t.xfail) {
+    std::string note;
+    if (t.errors) note += std::to_string(t.errors) + " error(s) counted as failed";
+    if (t.xfail) note += (note.empty() ? "" : "; ") + std::to_string(t.xfail) + " xfail counted as skipped";
+    os << note << "\n";
+  }
+  os << summary_line(cases) << "\n";
+  return os.str();
+}
+
+void to_json(nlohmann::json& j, const CheckResult& c) {
+  j = {{"kind", c.kind}, {"outcome", outcome_name(c.outcome)}, {"detail", c.detail}};
+}
+
+void to_json(nlohmann::json& j, const CaseResult& c) {
+  j = {{"id", c.id},           {"file", c.file},       {"outcome", outcome_name(c.outcome)},
+       {"reason", c.reason},   {"seconds", c.seconds}, {"checks", c.checks}};
+}
+
+void to_json(nlohmann::json& j, const RunHeader& h) {
+  j = {{"version", h.version}, {"git_sha", h.git_sha}, {"backend", h.backend},
+       {"ranks", h.ranks},     {"seed", h.seed},       {"started_at", h.started_at}};
+}
+
+nlohmann::json results_json(const RunHeader& header, const std::vector<CaseResult>& cases) {
+  const Tally t = tally(cases);
+  return {{"header", header},
+          {"summary",
+           {{"total", cases.size()},
+            {"passed", t.passed},
+            {"failed", t.failed},
+            {"skipped", t.skipped},
+            {"xfail", t.xfail},
+            {"errors", t.errors}}},
+          {"cases", cases}};
+}
+
+std::string xml_escape(std::string_view s, bool attribute) {
+  std::string out;
+  out.reserve(s.size());
+  for (char ch : s) {
+    const auto c = static_cast<unsigned char>(ch);
+    switch (ch) {
+      case '&': out += "&amp;"; break;
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '"': out += "&quot;"; break;
+      case '\'': out += "&apos;"; break;
+      case '\n': out += attribute ? "&#10;" : "\n"; break;
+      case '\r': out += attribute ? "&#13;" : "\r"; break;
+      case '\t': out += attribute ? "&#9;" : "\t"; break;
+      default:
+        if (c < 0x20) {
+          char buf[8];
+          std::snprintf(buf, sizeof buf, "\\x%02x", c);
+          out += buf;
+        } else {
+          out += ch;
+        }
+    }
+  }
+  return out;
+}
+
+std::string junit_xml(const RunHeader& h, const std::vector<CaseResult>& cases) {
+  const Tally t = tally(cases);
+  double total_s = 0;
+  for (const auto& c : cases) total_s += c.seconds;
+  const std::string counts = "tests=\"" + std::to_string(cases.size()) + "\" failures=\"" + std::to_string(t.failed) +
+                             "\" errors=\"" + std::to_string(t.errors) + "\" skipped=\"" +
+                             std::to_string(t.skipped + t.xfail) + "\" time=\"" + fixed(total_s, 3) + "\"";
+  std::ostringstream os;
+  os << "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
+  os << "<testsuites name=\"rcts\" " << counts << ">\n";
+  os << "  <testsuite name=\"rcts\" " << counts << " timestamp=\"" << xml_escape(h.started_at) << "\">\n";
+  os << "    <properties>\n";
+  const std::pair<const char*, std::string> props[] = {{"version", h.version},
+                                                       {"git_sha", h.git_sha},
+                                                       {"backend", h.backend},
+                                                       {"ranks", std::to_string(h.ranks)},
+                                                       {"seed", std::to_string(h.seed)}};
+  for (const auto& [k, v] : props)
+    os << "      <property name=\"" << k << "\" value=\"" << xml_escape(v) << "\"/>\n";
+  os << "    </properties>\n";
+
+  for (const auto& c : cases) {
+    const auto dot = c.id.rfind('.');
+    const std::string classname = dot == std::string::npos ? "rcts" : c.id.substr(0, dot);
+    const std::string name = dot == std::string::npos ? c.id : c.id.substr(dot + 1);
+    os << "    <testcase classname=\"" << xml_escape(classname) << "\" name=\"" << xml_escape(name) << "\" file=\""
+       << xml_escape(c.file) << "\" time=\"" << fixed(c.seconds, 3) << "\"";
+    if (c.outcome == Outcome::pass) {
+      os << "/>\n";
+      continue;
+    }
+    os << ">\n";
+    std::string body;
+    for (const auto& k : c.checks)
+      if (k.outcome != Outcome::pass)
+        body.append("[").append(outcome_name(k.outcome)).append("] ").append(k.kind + ": " + k.detail + "\n");
+    const std::string message = c.reason.empty() ? short_detail(c, 200) : c.reason;
+    if (body.empty()) body = message;
+    switch (c.outcome) {
+      case Outcome::fail:
+      case Outcome::error: {
+        const char* tag = c.outcome == Outcome::fail ? "failure" : "error";
+        os << "      <" << tag << " type=\"" << outcome_name(c.outcome) << "\" message=\"" << xml_escape(message)
+           << "\">" << xml_escape(body, false) << "</" << tag << ">\n";
+        break;
+      }
+      case Outcome::skip: os << "      <skipped message=\"" << xml_escape(message) << "\"/>\n"; break;
+      case Outcome::xfail: os << "      <skipped message=\"xfail: " << xml_escape(message) << "\"/>\n"; break;
+      case Outcome::pass: break;
+    }
+    os << "    </testcase>\n";
+  }
+  os << "  </testsuite>\n</testsuites>\n";
+  return os.str();
+}
+
+std::string progress_line(int index, int total, const CaseResult& c) {
+  const int width = static_cast<int>(std::to_string(total).size());
+  char prefix[64];
+  std::snprintf(prefix, sizeof prefix, "[%*d/%d] ", width, index, total);
+  std::string line = prefix + std::string(outcome_label(c.outcome)) + " " + c.id + " (" + fixed(c.seconds, 2) + " s)";
+  if (c.outcome != Outcome::pass) {
+    const std::string d = short_detail(c);
+    if (!d.empty()) line += ": " + d;
+  }
+  return line;
+}
+
+}  // namespace rcts::harness

@@ -1,0 +1,80 @@
+// Result model of an rcts run and its writers (DESIGN §10): a progress line per case,
+// a fixed-width summary table, JSON and JUnit XML. Outcomes are pass, fail, skip (with
+// a reason), xfail (expected failure) or error (the case could not run, e.g. it threw).
+//
+// Counting rule for the summary's last line "N passed, N failed, N skipped": errors count
+// as failed (a run with an error must not look clean) and xfail as skipped (an expected
+// failure is not a pass). JSON and JUnit keep all five counts apart.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace rcts::harness {
+
+enum class Outcome { pass, fail, skip, xfail, error };
+
+std::string_view outcome_name(Outcome o);   // "pass", "fail", ...
+std::string_view outcome_label(Outcome o);  // "PASS", "FAIL", ...
+// Throws rcts::Error naming the bad value.
+Outcome parse_outcome(std::string_view name);
+
+struct CheckResult {
+  std::string kind;  // bitwise, masks, rng, memory, counts, golden, config_error
+  Outcome outcome = Outcome::pass;
+  std::string detail;
+};
+
+struct CaseResult {
+  std::string id;    // dotted path, e.g. "selective.core_attn.bf16"
+  std::string file;  // the case file it came from
+  Outcome outcome = Outcome::pass;
+  std::string reason;  // why it failed, was skipped or is expected to fail
+  double seconds = 0;
+  std::vector<CheckResult> checks;
+};
+
+struct RunHeader {
+  std::string version, git_sha, backend;
+  int ranks = 1;
+  uint64_t seed = 0;
+  std::string started_at;  // ISO 8601
+};
+
+struct Tally {
+  int passed = 0, failed = 0, skipped = 0, xfail = 0, errors = 0;
+};
+Tally tally(const std::vector<CaseResult>& cases);
+
+// "N passed, N failed, N skipped" under the counting rule above.
+std::string summary_line(const std::vector<CaseResult>& cases);
+
+// Header block, one row per case, and summary_line() as the last line.
+std::string summary_table(const RunHeader& header, const std::vector<CaseResult>& cases);
+
+nlohmann::json results_json(const RunHeader& header, const std::vector<CaseResult>& cases);
+
+// One testsuite "rcts" with a testcase per case: classname is the id up to its last
+// dot, name the last component.
+std::string junit_xml(const RunHeader& header, const std::vector<CaseResult>& cases);
+
+// "[ 3/41] PASS selective.core_attn.bf16 (0.12 s)"; index is 1-based. Non-passing cases
+// get ": <short detail>" appended.
+std::string progress_line(int index, int total, const CaseResult& c);
+
+// One line: the reason, else the first non-passing check, cut to max_chars.
+std::string short_detail(const CaseResult& c, size_t max_chars = 60);
+
+// Escapes text for XML 1.0. In attributes newlines and tabs become character
+// references (a parser would otherwise fold them to spaces); in element content they
+// stay. Control characters XML 1.0 forbids are written as the visible text "\xNN".
+std::string xml_escape(std::string_view s, bool attribute = true);
+
+void to_json(nlohmann::json& j, const CheckResult& c);
+void to_json(nlohmann::json& j, const CaseResult& c);
+void to_json(nlohmann::json& j, const RunHeader& h);
+
+}  // namespace rcts::harness

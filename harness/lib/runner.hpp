@@ -1,0 +1,48 @@
+// The case runner: loads cases, runs the baseline and every variant of a case,
+// applies its checks, and reports (progress line per case, summary table, JSON,
+// JUnit). Also the mutant sweep, golden regeneration, `explain` and `--dump`.
+#pragma once
+#include <filesystem>
+#include <iosfwd>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "harness/lib/case.hpp"
+#include "harness/lib/report.hpp"
+
+namespace rcts::harness {
+
+struct RunOptions {
+  std::string backend = "cpu";
+  int world_size = 1;
+  std::filesystem::path golden_dir = "golden";
+  std::optional<std::filesystem::path> dump_dir;
+  std::string filter;  // glob over case ids; empty = all
+};
+
+CaseResult run_case(const Case& c, const RunOptions& options);
+
+// Runs the cases matching the filter, printing a progress line per case to `progress`.
+std::vector<CaseResult> run_cases(const std::vector<Case>& cases, const RunOptions& options, std::ostream* progress);
+
+RunHeader make_header(const RunOptions& options);
+
+// Mutants: every compiled-in fault against the case set. A mutant is killed when
+// at least one case that passes cleanly fails (or errors) with the fault on.
+struct MutantResult {
+  std::string name;
+  std::string description;
+  std::vector<std::string> killers;  // case ids
+  double seconds = 0;
+};
+std::vector<MutantResult> run_mutants(const std::vector<Case>& cases, const RunOptions& options, bool all_killers,
+                                      const std::vector<std::string>& only, std::ostream& out);
+
+// Writes golden files for the cases that expect one; returns lines saying what changed.
+std::vector<std::string> regen_golden(const std::vector<Case>& cases, const RunOptions& options, std::ostream& out);
+
+// The plan of a case: configs, chunks, recomputed modules, expected bytes, seeds.
+std::string explain_case(const Case& c);
+
+}  // namespace rcts::harness

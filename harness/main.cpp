@@ -1,0 +1,216 @@
+// rcts: the command line of the conformance suite (DESIGN §10).
+//   rcts run [paths] [--filter GLOB] [--json F] [--junit F] [--dump DIR] [--mutant NAME]
+//   rcts list | explain CASE | memory | regen-golden | mutants | block
+// Exit status: 0 when everything asked for passed, 1 on any failure, 2 on bad usage.
+#include <CLI/CLI.hpp>
+
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <iomanip>
+#include <iostream>
+#include <map>
+#include <set>
+
+#include "harness/lib/runner.hpp"
+#include "harness/lib/version.hpp"
+#include "reference/config/config_json.hpp"
+#include "reference/config/validate.hpp"
+#include "reference/core/faults.hpp"
+#include "reference/memory_model/report.hpp"
+
+namespace fs = std::filesystem;
+using namespace rcts;
+using namespace rcts::harness;
+
+namespace {
+
+fs::path default_dir(const char* name) {
+  if (fs::exists(name)) return name;
+  return fs::path(RCTS_SOURCE_DIR) / name;
+}
+
+std::vector<fs::path> case_paths(const std::vector<std::string>& given) {
+  if (given.empty()) return {default_dir("cases")};
+  return {given.begin(), given.end()};
+}
+
+void write_file(const std::string& path, const std::string& text) {
+  if (path.empty()) return;
+  std::ofstream out(path);
+  if (!out) throw Error("cannot write " + path);
+  out << text;
+}
+
+Config read_config_file(const std::string& path) {
+  if (path.empty()) return Config{};
+  std::ifstream in(path);
+  if (!in) throw Error(path + ": cannot open the config file");
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(in);
+  } catch (const nlohmann::json::parse_error& e) {
+    throw Error(path + ": invalid JSON: " + e.what());
+  }
+  return config_from_json(j, path);
+}
+
+// `rcts block`: the dense block on one config, with a short human summary.
+int block_command(const std::string& config_file) {
+  Config cfg = read_config_file(config_file);
+  if (config_file.empty()) {
+    cfg.model.num_layers = 4;
+    cfg.model.hidden_size = 64;
+    cfg.model.num_attention_heads = 4;
+    cfg.model.seq_length = 64;
+    cfg.model.micro_batch_size = 2;
+    cfg.model.ffn_hidden_size = 256;
+    cfg.run.micro_batches = 2;
+    cfg.recompute.recompute_granularity.reset();
+  }
+  validate_or_throw(cfg, config_file.empty() ? "default config" : config_file);
+  check_supported_or_throw(cfg);
+  const auto t0 = std::chrono::steady_clock::now();
+  const RunRecord r = execute(cfg);
+  const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const auto& m = cfg.model;
+  std::cout << "rcts " << kVersion << " (" << kGitSha << ")  dense block, cpu backend\n"
+            << "  L=" << m.num_layers << " h=" << m.hidden_size << " a=" << m.num_attention_heads << " s=" << m.seq_length
+            << " b=" << m.micro_batch_size << " ffn=" << m.ffn_hidden_size << " " << m.activation << " "
+            << dtype_name(m.activation_dtype) << " dropout " << m.attention_dropout << "/" << m.hidden_dropout
+            << "  recompute " << cfg.recompute.recompute_granularity.value_or("none") << "  plan "
+            << plan_str(r.plan) << "\n\n";
+  std::cout << std::setprecision(9);
+  for (size_t i = 0; i < r.losses.size(); ++i) std::cout << "  loss[micro-batch " << i << "] = " << r.losses[i] << "\n";
+  std::cout << "\n  gradient norms (last step, accumulated):\n";
+  for (const auto& g : r.grads) {
+    auto v = to_vector<double>(g.tensor);
+    double s = 0;
+    for (double x : v) s += x * x;
+    std::cout << "    " << std::left << std::setw(44) << g.name << std::right << std::setw(16) << std::sqrt(s) << "\n";
+  }
+  std::cout << "\n  saved bytes per layer (micro-batch 0): ";
+  for (auto b : r.saved_bytes_per_layer.at(0)) std::cout << b << ' ';
+  std::cout << "\n  saved tensors of layer 0:\n";
+  std::map<std::string, int64_t> per;
+  std::set<uint64_t> seen;
+  for (const auto& s : r.saves)
+    if (s.key().rfind("layers.0.", 0) == 0 && !s.recompute && seen.insert(s.storage_id).second) per[s.key()] += s.bytes;
+  const int64_t sbh = int64_t{m.seq_length} * m.micro_batch_size * m.hidden_size;
+  for (const auto& [k, b] : per)
+    std::cout << "    " << std::left << std::setw(44) << k << std::right << std::setw(12) << b << "  ("
+              << std::setprecision(4) << static_cast<double>(b) / static_cast<double>(sbh) << " sbh)\n";
+  std::cout << "\n  device peak " << r.device_peak << " bytes; wall time " << std::setprecision(3) << secs << " s\n";
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"rcts: deterministic conformance suite for activation recompute and offload"};
+  app.set_version_flag("--version", std::string(kVersion) + " (" + kGitSha + ")");
+  app.require_subcommand(1);
+
+  RunOptions opt;
+  std::string golden_dir;
+  std::vector<std::string> paths;
+  std::string json_out, junit_out, dump_dir, mutant, config_file, case_id;
+  bool as_json = false, all_killers = false;
+  std::vector<std::string> only;
+
+  auto add_common = [&](CLI::App* sub) {
+    sub->add_option("paths", paths, "case files or directories (default: cases/)");
+    sub->add_option("--filter", opt.filter, "glob over case ids, e.g. 'selective.*'");
+    sub->add_option("--golden-dir", golden_dir, "golden directory (default: golden/)");
+  };
+  auto* run = app.add_subcommand("run", "run cases and check them");
+  add_common(run);
+  run->add_option("--json", json_out, "write results as JSON");
+  run->add_option("--junit", junit_out, "write results as JUnit XML");
+  run->add_option("--dump", dump_dir, "write inputs, parameters, masks and gradients as .npy + index.json");
+  run->add_option("--mutant", mutant, "switch on a compiled-in fault (see `rcts mutants --list`)");
+  auto* list = app.add_subcommand("list", "list cases");
+  add_common(list);
+  auto* explain = app.add_subcommand("explain", "print a case's plan: configs, chunks, recomputed modules, bytes, seeds");
+  explain->add_option("case", case_id, "case id or case file")->required();
+  explain->add_option("--cases", paths, "where to look for the case (default: cases/)");
+  auto* memory = app.add_subcommand("memory", "analytic activation-memory calculator (Korthikanti et al. 2022)");
+  memory->add_option("--config", config_file, "config JSON (default: built-in defaults)");
+  memory->add_flag("--json", as_json, "print JSON instead of the table");
+  auto* regen = app.add_subcommand("regen-golden", "rewrite golden files from the current code and say what changed");
+  add_common(regen);
+  auto* mutants = app.add_subcommand("mutants", "run every mutant against the cases; fail if one survives");
+  add_common(mutants);
+  mutants->add_flag("--all-killers", all_killers, "run every case per mutant (default: stop at the first killer)");
+  mutants->add_option("--only", only, "mutant names to run");
+  bool list_mutants = false;
+  mutants->add_flag("--list", list_mutants, "list the mutants and exit");
+  auto* block = app.add_subcommand("block", "run the dense block on one config and print a summary");
+  block->add_option("--config", config_file, "config JSON (default: a small built-in config)");
+
+  CLI11_PARSE(app, argc, argv);
+  opt.golden_dir = golden_dir.empty() ? default_dir("golden") : fs::path(golden_dir);
+
+  try {
+    if (*block) return block_command(config_file);
+    if (*memory) {
+      Config cfg = read_config_file(config_file);
+      std::cout << (as_json ? memory_report_json(cfg).dump(2) + "\n" : memory_report_text(cfg));
+      return 0;
+    }
+    if (*mutants && list_mutants) {
+      for (const auto& f : all_faults()) std::cout << std::left << std::setw(32) << f.name << f.description << "\n";
+      return 0;
+    }
+    const auto cases = load_cases(case_paths(paths));
+    if (*list) {
+      for (const auto& c : cases)
+        if (opt.filter.empty() || glob_match(opt.filter, c.id))
+          std::cout << std::left << std::setw(44) << c.id << c.description << "\n";
+      return 0;
+    }
+    if (*explain) {
+      for (const auto& c : cases)
+        if (c.id == case_id || c.file == fs::path(case_id)) {
+          std::cout << explain_case(c);
+          return 0;
+        }
+      if (fs::exists(case_id)) {
+        std::cout << explain_case(load_case(case_id));
+        return 0;
+      }
+      std::cerr << "rcts explain: no case '" << case_id << "' (try `rcts list`)\n";
+      return 2;
+    }
+    if (*regen) {
+      const auto changed = regen_golden(cases, opt, std::cout);
+      std::cout << changed.size() << " golden file(s) written\n";
+      return 0;
+    }
+    if (*mutants) {
+      const auto results = run_mutants(cases, opt, all_killers, only, std::cout);
+      int killed = 0;
+      for (const auto& m : results) killed += m.killers.empty() ? 0 : 1;
+      std::cout << "mutation score: " << killed << "/" << results.size() << " killed\n";
+      return killed == static_cast<int>(results.size()) && !results.empty() ? 0 : 1;
+    }
+    // run
+    std::optional<FaultScope> fault;
+    if (!mutant.empty()) fault.emplace(parse_fault(mutant));
+    if (!dump_dir.empty()) opt.dump_dir = dump_dir;
+    const auto header = make_header(opt);
+    std::cout << "rcts " << header.version << " (" << header.git_sha << ")  backend " << header.backend << ", "
+              << header.ranks << " rank(s), " << cases.size() << " case(s)"
+              << (mutant.empty() ? "" : ", mutant " + mutant) << "\n";
+    const auto results = run_cases(cases, opt, &std::cout);
+    std::cout << "\n" << summary_table(header, results);
+    write_file(json_out, results_json(header, results).dump(2) + "\n");
+    write_file(junit_out, junit_xml(header, results));
+    const auto t = tally(results);
+    return t.failed + t.errors > 0 ? 1 : 0;
+  } catch (const std::exception& e) {
+    std::cerr << "rcts: " << e.what() << "\n";
+    return 2;
+  }
+}
