@@ -118,6 +118,11 @@ CaseResult run_case(const Case& c, const RunOptions& o) {
         return finish();
       }
       const RunRecord base = execute(base_cfg, c.seed_ranks);
+      if (o.golden_only) {
+        if (c.expect.golden) res.checks.push_back(check_golden(c, base, o.golden_dir, o.backend));
+        res.outcome = combine(res.checks);
+        return finish();
+      }
       std::optional<DumpWriter> dump;
       if (o.dump_dir) {
         dump.emplace(*o.dump_dir / c.id);

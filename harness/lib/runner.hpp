@@ -19,6 +19,7 @@ struct RunOptions {
   std::filesystem::path golden_dir = "golden";
   std::optional<std::filesystem::path> dump_dir;
   std::string filter;  // glob over case ids; empty = all
+  bool golden_only = false;  // run the baseline and its golden check only
 };
 
 CaseResult run_case(const Case& c, const RunOptions& options);

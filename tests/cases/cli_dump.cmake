@@ -1,0 +1,16 @@
+# rcts run --dump writes .npy files and an index.json that lists them.
+file(REMOVE_RECURSE ${OUT})
+execute_process(COMMAND ${RCTS} run ${CASES} --filter "rng.seeds.tp3_ep2_etp1" --dump ${OUT}
+                RESULT_VARIABLE rc OUTPUT_VARIABLE out)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "rcts run --dump failed (${rc}):\n${out}")
+endif()
+file(READ ${OUT}/rng.seeds.tp3_ep2_etp1/index.json index)
+string(JSON n LENGTH "${index}" tensors)
+if(n LESS 10)
+  message(FATAL_ERROR "index.json lists only ${n} tensors")
+endif()
+string(JSON first GET "${index}" tensors 0 file)
+if(NOT EXISTS ${OUT}/rng.seeds.tp3_ep2_etp1/${first})
+  message(FATAL_ERROR "index.json names ${first}, which was not written")
+endif()
