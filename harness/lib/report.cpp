@@ -100,7 +100,7 @@ std::string summary_table(const RunHeader& h, const std::vector<CaseResult>& cas
      << "git sha   " << h.git_sha << "\n"
      << "backend   " << h.backend << "\n"
      << "ranks     " << h.ranks << "\n"
-     << "seed      " << h.seed << "\n"
+     << "seed      " << (h.seed ? std::to_string(h.seed) : std::string("per case (run.seed)")) << "\n"
      << "started   " << h.started_at << "\n\n";
 
   size_t id_w = 4;

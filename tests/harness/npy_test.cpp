@@ -129,7 +129,11 @@ TEST(SafeFileStem, ReplacesUnsafeCharacters) {
 
 // Optional cross-check with numpy itself.
 TEST(Npy, LoadsInNumpy) {
-  if (std::system("python3 -c 'import numpy' >/dev/null 2>&1") != 0) GTEST_SKIP() << "python3 with numpy not available";
+  // Debian's python3-numpy lives under /usr/bin/python3; a pyenv python3 earlier on
+  // PATH may lack it.
+  std::string python = "python3";
+  if (std::system("/usr/bin/python3 -c 'import numpy' >/dev/null 2>&1") == 0) python = "/usr/bin/python3";
+  else if (std::system("python3 -c 'import numpy' >/dev/null 2>&1") != 0) GTEST_SKIP() << "python3 with numpy not available";
   ScratchDir dir;
   write_npy(dir.path() / "a.npy", tensor_of<float>({2, 3}, {1, 2, 3, 4, 5, 6.5f}, "a"));
   write_npy(dir.path() / "h.npy", tensor_of<bf16>({2}, {bf16{0x3f80}, bf16{0xc000}}, "h"));
@@ -138,7 +142,7 @@ TEST(Npy, LoadsInNumpy) {
       "assert a.dtype == np.float32 and a.shape == (2, 3) and a[1, 2] == 6.5, a; "
       "h = (np.load(d + '/h.npy').astype('<u4') << 16).view('<f4'); "
       "assert list(h) == [1.0, -2.0], h";
-  const std::string cmd = "python3 -c \"" + py + "\" '" + dir.path().string() + "'";
+  const std::string cmd = python + " -c \"" + py + "\" '" + dir.path().string() + "'";
   EXPECT_EQ(std::system(cmd.c_str()), 0) << cmd;
 }
 
