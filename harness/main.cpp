@@ -19,12 +19,27 @@
 #include "reference/config/validate.hpp"
 #include "reference/core/faults.hpp"
 #include "reference/memory_model/report.hpp"
+#ifdef RCTS_HAVE_MPI
+#include "reference/parallel/mpi_communicator.hpp"
+#endif
 
 namespace fs = std::filesystem;
 using namespace rcts;
 using namespace rcts::harness;
 
 namespace {
+
+// True when an MPI launcher started this process (then rcts runs as one rank of many).
+bool launched_by_mpi() {
+  for (const char* v : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_RANK", "MPI_LOCALNRANKS"})
+    if (std::getenv(v)) return true;
+  return false;
+}
+
+// Swallows output on ranks other than 0.
+struct NullBuffer : std::streambuf {
+  int overflow(int c) override { return c; }
+};
 
 fs::path default_dir(const char* name) {
   if (fs::exists(name)) return name;
@@ -150,6 +165,20 @@ int main(int argc, char** argv) {
   block->add_option("--config", config_file, "config JSON (default: a small built-in config)");
 
   CLI11_PARSE(app, argc, argv);
+#ifdef RCTS_HAVE_MPI
+  std::optional<MpiSession> mpi;
+  std::unique_ptr<Communicator> world;
+  if (launched_by_mpi()) {
+    mpi.emplace(&argc, &argv);
+    world = MpiCommunicator::world();
+    opt.world = world.get();
+    opt.world_size = world->size();
+  }
+#endif
+  NullBuffer null_buffer;
+  std::ostream null_stream(&null_buffer);
+  const bool rank0 = !opt.world || opt.world->rank() == 0;
+  std::ostream& out = rank0 ? std::cout : null_stream;
   opt.golden_dir = golden_dir.empty() ? default_dir("golden") : fs::path(golden_dir);
 
   try {
@@ -184,15 +213,15 @@ int main(int argc, char** argv) {
       return 2;
     }
     if (*regen) {
-      const auto changed = regen_golden(cases, opt, std::cout);
-      std::cout << changed.size() << " golden file(s) written\n";
+      const auto changed = regen_golden(cases, opt, out);
+      out << changed.size() << " golden file(s) written\n";
       return 0;
     }
     if (*mutants) {
-      const auto results = run_mutants(cases, opt, all_killers, only, std::cout);
+const auto results = run_mutants(cases, opt, all_killers, only, out);
       int killed = 0;
       for (const auto& m : results) killed += m.killers.empty() ? 0 : 1;
-      std::cout << "mutation score: " << killed << "/" << results.size() << " killed\n";
+      out << "mutation score: " << killed << "/" << results.size() << " killed\n";
       return killed == static_cast<int>(results.size()) && !results.empty() ? 0 : 1;
     }
     // run
@@ -200,13 +229,15 @@ int main(int argc, char** argv) {
     if (!mutant.empty()) fault.emplace(parse_fault(mutant));
     if (!dump_dir.empty()) opt.dump_dir = dump_dir;
     const auto header = make_header(opt);
-    std::cout << "rcts " << header.version << " (" << header.git_sha << ")  backend " << header.backend << ", "
-              << header.ranks << " rank(s), " << cases.size() << " case(s)"
-              << (mutant.empty() ? "" : ", mutant " + mutant) << "\n";
-    const auto results = run_cases(cases, opt, &std::cout);
-    std::cout << "\n" << summary_table(header, results);
-    write_file(json_out, results_json(header, results).dump(2) + "\n");
-    write_file(junit_out, junit_xml(header, results));
+    out << "rcts " << header.version << " (" << header.git_sha << ")  backend " << header.backend << ", "
+        << header.ranks << " rank(s), " << cases.size() << " case(s)" << (mutant.empty() ? "" : ", mutant " + mutant)
+        << "\n";
+    const auto results = run_cases(cases, opt, rank0 ? &std::cout : nullptr);
+    out << "\n" << summary_table(header, results);
+    if (rank0) {
+      write_file(json_out, results_json(header, results).dump(2) + "\n");
+      write_file(junit_out, junit_xml(header, results));
+    }
     const auto t = tally(results);
     return t.failed + t.errors > 0 ? 1 : 0;
   } catch (const std::exception& e) {

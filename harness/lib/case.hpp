@@ -31,6 +31,7 @@ struct Expect {
   bool masks = false;
   bool rng = false;
   bool golden = false;
+  bool masks_across_ranks = false;  // multi-rank: which ranks must share or differ in masks
   std::optional<MemoryExpect> memory;
   std::vector<CountExpect> counts;
   std::optional<std::string> config_error;  // rule code the config must be rejected with

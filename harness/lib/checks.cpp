@@ -30,6 +30,13 @@ std::string mb_label(const RunRecord& r, size_t i) {
 
 }  // namespace
 
+std::string expected_stream(const std::string& site_kind, const Config& c) {
+  if (site_kind == "attention") return "model-parallel-rng";
+  if (site_kind == "expert") return "expert-parallel-rng";
+  if (site_kind == "hidden") return c.parallel.sequence_parallel ? "model-parallel-rng" : "device-default";
+  throw Error("unknown dropout site kind '" + site_kind + "'");
+}
+
 uint64_t expected_stream_seed(const std::string& stream, uint64_t seed, const RankCoords& r) {
   if (stream == "device-default" || stream == "data-parallel-rng") return seed;
   if (stream == "model-parallel-rng") return seed + 2718 + static_cast<uint64_t>(r.tp);
@@ -129,7 +136,14 @@ CheckResult check_masks(const RunRecord& base, const RunRecord& run, const std::
   int regenerated = 0, recomputed = 0;
   std::vector<uint8_t> buf;
   for (const auto& m : run.masks) {
-    const uint64_t want_seed = expected_stream_seed(m.generator, run.config.run.seed, run.coords);
+    const std::string stream = expected_stream(m.kind, run.config);
+    if (m.generator != stream)
+      return fail(kind, label + ": " + m.kind + " dropout " + m.site + " (micro-batch " + std::to_string(m.micro_batch) +
+                            ") drew from '" + m.generator + "', DESIGN §5 says '" + stream + "'" +
+                            (m.kind == "hidden" && run.config.parallel.sequence_parallel
+                                 ? " (under sequence parallelism the block runs inside a model-parallel-rng fork)"
+                                 : ""));
+    const uint64_t want_seed = expected_stream_seed(stream, run.config.run.seed, run.coords);
     if (m.seed != want_seed)
       return fail(kind, label + ": mask of " + m.site + " (micro-batch " + std::to_string(m.micro_batch) +
                             ") drawn from '" + m.generator + "' with seed " + std::to_string(m.seed) +

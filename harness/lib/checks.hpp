@@ -26,6 +26,10 @@ CheckResult check_counts(const std::vector<CountExpect>& expect, const RunRecord
 
 // The seed DESIGN §5 assigns to a stream on a rank (the oracle, written from the
 // table, independent of reference/rng).
+// The stream a dropout site of `site_kind` must draw from (DESIGN §5): attention ->
+// model-parallel-rng; hidden -> device-default, or model-parallel-rng under sequence
+// parallelism; expert -> expert-parallel-rng.
+std::string expected_stream(const std::string& site_kind, const Config& c);
 uint64_t expected_stream_seed(const std::string& stream, uint64_t seed, const RankCoords& r);
 
 }  // namespace rcts::harness

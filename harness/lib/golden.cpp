@@ -5,6 +5,8 @@
 #include <map>
 #include <sstream>
 
+#include "harness/lib/ranks.hpp"
+
 namespace rcts::harness {
 
 namespace fs = std::filesystem;
@@ -27,7 +29,28 @@ std::string stats_str(const TensorStats& s) {
 }
 }  // namespace
 
-Golden golden_of(const Case& c, const RunRecord& r, const std::string& backend) {
+Golden golden_of_rank(const Case& c, const RunRecord& r, const std::string& backend);
+
+Golden golden_of(const Case& c, const RunRecord& r, const std::string& backend, Communicator* world) {
+  Golden mine = golden_of_rank(c, r, backend);
+  if (!world || world->size() == 1) return mine;
+  Golden all;
+  all.case_id = mine.case_id;
+  all.backend = backend;
+  const auto parts = all_gather_strings(*world, golden_to_json(mine).dump());
+  for (size_t rank = 0; rank < parts.size(); ++rank) {
+    const Golden g = golden_from_json(nlohmann::json::parse(parts[rank]), "rank " + std::to_string(rank));
+    const std::string tag = "rank" + std::to_string(rank) + "/";
+    for (const auto& l : g.losses) all.losses.push_back(l);
+    for (auto t : g.tensors) {
+      t.name = tag + t.name;
+      all.tensors.push_back(std::move(t));
+    }
+  }
+  return all;
+}
+
+Golden golden_of_rank(const Case& c, const RunRecord& r, const std::string& backend) {
   Golden g;
   g.case_id = c.id;
   g.backend = backend;
@@ -78,17 +101,21 @@ Golden golden_from_json(const nlohmann::json& j, const std::string& where) {
   }
 }
 
-fs::path golden_path(const fs::path& dir, const std::string& backend, const std::string& case_id) {
-  return dir / backend / (case_id + ".json");
+fs::path golden_path(const fs::path& dir, const std::string& backend, const std::string& case_id, int world_size) {
+  return dir / backend / (case_id + (world_size > 1 ? ".np" + std::to_string(world_size) : std::string()) + ".json");
 }
 
-CheckResult check_golden(const Case& c, const RunRecord& r, const fs::path& dir, const std::string& backend) {
-  const fs::path file = golden_path(dir, backend, c.id);
+CheckResult check_golden(const Case& c, const RunRecord& r, const fs::path& dir, const std::string& backend,
+                         Communicator* world) {
+  const Golden got = golden_of(c, r, backend, world);  // collective in a multi-rank run
+  const fs::path file = golden_path(dir, backend, c.id, world ? world->size() : 1);
   std::ifstream in(file);
   if (!in)
     return {"golden", Outcome::fail,
-            file.string() + " is missing. If this case is new (or its baseline changed on purpose), run\n"
-                            "  scripts/regen-golden " + c.file.string() + "\nand commit the file it writes."};
+            file.string() + " is missing. If this case is new (or its baseline changed on purpose), run\n  " +
+                (world && world->size() > 1 ? "mpirun -np " + std::to_string(world->size()) + " build/harness/rcts regen-golden "
+                                            : std::string("scripts/regen-golden ")) +
+                c.file.string() + "\nand commit the file it writes."};
   nlohmann::json j;
   try {
     j = nlohmann::json::parse(in);
@@ -96,7 +123,6 @@ CheckResult check_golden(const Case& c, const RunRecord& r, const fs::path& dir,
     return {"golden", Outcome::fail, file.string() + ": invalid JSON (" + e.what() + ")"};
   }
   const Golden want = golden_from_json(j, file.string());
-  const Golden got = golden_of(c, r, backend);
   auto changes = golden_changes(want, got);
   if (changes.empty())
     return {"golden", Outcome::pass,

@@ -13,6 +13,7 @@
 #include "harness/lib/case.hpp"
 #include "harness/lib/digest.hpp"
 #include "harness/lib/report.hpp"
+#include "reference/parallel/communicator.hpp"
 
 namespace rcts::harness {
 
@@ -23,15 +24,18 @@ struct Golden {
   std::vector<TensorDigest> tensors;
 };
 
-Golden golden_of(const Case& c, const RunRecord& baseline, const std::string& backend);
+// In a multi-rank run (`world` with more than one rank) every rank's digests are
+// gathered (collective) and the tensors are named "rank<r>/<name>".
+Golden golden_of(const Case& c, const RunRecord& baseline, const std::string& backend, Communicator* world = nullptr);
 nlohmann::json golden_to_json(const Golden& g);
 Golden golden_from_json(const nlohmann::json& j, const std::string& where);
+// golden/<backend>/<id>.json for one rank, <id>.np<W>.json for W ranks.
 std::filesystem::path golden_path(const std::filesystem::path& golden_dir, const std::string& backend,
-                                  const std::string& case_id);
+                                  const std::string& case_id, int world_size = 1);
 
 // Compares the run with the stored golden; a missing file fails with a hint.
 CheckResult check_golden(const Case& c, const RunRecord& baseline, const std::filesystem::path& golden_dir,
-                         const std::string& backend);
+                         const std::string& backend, Communicator* world = nullptr);
 
 // What changed between an old and a new golden, one line per tensor that changed,
 // appeared or disappeared (empty when identical).

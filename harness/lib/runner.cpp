@@ -10,6 +10,7 @@
 #include "harness/lib/checks.hpp"
 #include "harness/lib/golden.hpp"
 #include "harness/lib/npy.hpp"
+#include "harness/lib/ranks.hpp"
 #include "harness/lib/version.hpp"
 #include "kernels/cpu/dropout.hpp"
 #include "reference/config/config_json.hpp"
@@ -72,6 +73,32 @@ void dump_run(DumpWriter& w, const RunRecord& r, const std::string& run_label) {
   }
 }
 
+// Where one configuration runs: its process groups in a multi-rank run, and the
+// rank coordinates its RNG is seeded for.
+struct RankContext {
+  GroupLayout layout;
+  std::optional<ProcessGroups> groups;
+  RankCoords coords;
+};
+
+RankContext rank_context(const Config& cfg, const Case& c, const RunOptions& o) {
+  RankContext rc;
+  if (!o.world || o.world->size() == 1) {
+    rc.coords = c.seed_ranks;
+    return rc;
+  }
+  const auto& p = cfg.parallel;
+  rc.layout = make_layout(o.world->size(), p.tensor_model_parallel_size, p.expert_model_parallel_size,
+                          p.expert_tensor_parallel_size);
+  rc.groups.emplace(make_groups(*o.world, rc.layout));
+  rc.coords = coords_of(rc.layout, o.world->rank());
+  return rc;
+}
+
+RunRecord run_config(const Config& cfg, const RankContext& rc) {
+  return execute(cfg, rc.coords, rc.groups ? &*rc.groups : nullptr);
+}
+
 Outcome combine(const std::vector<CheckResult>& checks) {
   for (const auto& c : checks)
     if (c.outcome == Outcome::fail || c.outcome == Outcome::error) return Outcome::fail;
@@ -80,7 +107,15 @@ Outcome combine(const std::vector<CheckResult>& checks) {
 
 }  // namespace
 
+CaseResult run_case_on_this_rank(const Case& c, const RunOptions& o);
+
 CaseResult run_case(const Case& c, const RunOptions& o) {
+  CaseResult mine = run_case_on_this_rank(c, o);
+  if (!o.world || o.world->size() == 1) return mine;
+  return merge_across_ranks(mine, *o.world);
+}
+
+CaseResult run_case_on_this_rank(const Case& c, const RunOptions& o) {
   CaseResult res;
   res.id = c.id;
   res.file = c.file.string();
@@ -117,15 +152,17 @@ CaseResult run_case(const Case& c, const RunOptions& o) {
         res.reason = "not implemented yet: " + unsupported.front().message;
         return finish();
       }
-      const RunRecord base = execute(base_cfg, c.seed_ranks);
+      const RankContext base_rc = rank_context(base_cfg, c, o);
+      const RunRecord base = run_config(base_cfg, base_rc);
+      const bool multi = o.world && o.world->size() > 1;
       if (o.golden_only) {
-        if (c.expect.golden) res.checks.push_back(check_golden(c, base, o.golden_dir, o.backend));
+        if (c.expect.golden) res.checks.push_back(check_golden(c, base, o.golden_dir, o.backend, o.world));
         res.outcome = combine(res.checks);
         return finish();
       }
       std::optional<DumpWriter> dump;
       if (o.dump_dir) {
-        dump.emplace(*o.dump_dir / c.id);
+        dump.emplace(*o.dump_dir / (multi ? c.id + ".rank" + std::to_string(o.world->rank()) : c.id));
         dump_run(*dump, base, "baseline");
       }
       const Expect& ce = c.expect;
@@ -137,8 +174,14 @@ CaseResult run_case(const Case& c, const RunOptions& o) {
         res.checks.push_back(check_memory(own, base, base, "baseline"));
       }
       if (!ce.counts.empty()) res.checks.push_back(check_counts(ce.counts, base, "baseline"));
+      if (ce.masks_across_ranks && multi) {
+        res.checks.push_back(check_masks_across_ranks(base, base_rc.layout, *o.world, "baseline"));
+        res.checks.push_back(check_tp_replicas(base, base_rc.layout, *o.world, "baseline"));
+      }
       for (const auto& v : c.variants) {
-        const RunRecord run = execute(load_config(c, &v.patch, v.name), c.seed_ranks);
+        const Config vcfg = load_config(c, &v.patch, v.name);
+        const RankContext vrc = rank_context(vcfg, c, o);
+        const RunRecord run = run_config(vcfg, vrc);
         if (dump) dump_run(*dump, run, v.name);
         const Expect& ve = v.expect;
         if (ce.bitwise || ve.bitwise) res.checks.push_back(check_bitwise(base, run, v.name));
@@ -155,8 +198,10 @@ CaseResult run_case(const Case& c, const RunOptions& o) {
         auto counts = ce.counts;
         counts.insert(counts.end(), ve.counts.begin(), ve.counts.end());
         if (!counts.empty()) res.checks.push_back(check_counts(counts, run, v.name));
+        if ((ce.masks_across_ranks || ve.masks_across_ranks) && multi)
+          res.checks.push_back(check_masks_across_ranks(run, vrc.layout, *o.world, v.name));
       }
-      if (ce.golden) res.checks.push_back(check_golden(c, base, o.golden_dir, o.backend));
+      if (ce.golden) res.checks.push_back(check_golden(c, base, o.golden_dir, o.backend, o.world));
       if (dump) dump->finish();
     }
     res.outcome = combine(res.checks);
@@ -232,6 +277,11 @@ std::vector<MutantResult> run_mutants(const std::vector<Case>& cases, const RunO
   std::vector<MutantResult> results;
   for (const auto& f : all_faults()) {
     if (!only.empty() && !contains(only, std::string(f.name))) continue;
+    if (f.min_ranks > o.world_size) {
+      out << "n/a      " << std::left << std::setw(32) << f.name << std::right << "  needs " << f.min_ranks
+          << "+ ranks: run `mpirun -np " << f.min_ranks << " rcts mutants`\n";
+      continue;
+    }
     MutantResult m{std::string(f.name), std::string(f.description), {}, 0};
     const auto t0 = std::chrono::steady_clock::now();
     FaultScope scope(f.fault);
@@ -260,9 +310,12 @@ std::vector<std::string> regen_golden(const std::vector<Case>& cases, const RunO
     if (!c.expect.golden || (!o.filter.empty() && !glob_match(o.filter, c.id))) continue;
     if (!contains(c.backends, o.backend)) continue;
     const Config cfg = load_config(c, nullptr, "baseline");
-    const RunRecord base = execute(cfg, c.seed_ranks);
-    const Golden now = golden_of(c, base, o.backend);
-    const fs::path file = golden_path(o.golden_dir, o.backend, c.id);
+    if (std::find(c.ranks.begin(), c.ranks.end(), o.world_size) == c.ranks.end()) continue;
+    const RankContext rc = rank_context(cfg, c, o);
+    const RunRecord base = run_config(cfg, rc);
+    const Golden now = golden_of(c, base, o.backend, o.world);
+    if (o.world && o.world->rank() != 0) continue;  // rank 0 holds every rank's digests and writes
+    const fs::path file = golden_path(o.golden_dir, o.backend, c.id, o.world_size);
     std::vector<std::string> lines;
     if (std::ifstream in(file); in) {
       const Golden before = golden_from_json(nlohmann::json::parse(in), file.string());

@@ -10,12 +10,14 @@
 
 #include "harness/lib/case.hpp"
 #include "harness/lib/report.hpp"
+#include "reference/parallel/communicator.hpp"
 
 namespace rcts::harness {
 
 struct RunOptions {
   std::string backend = "cpu";
   int world_size = 1;
+  Communicator* world = nullptr;  // multi-rank runs (mpirun): the world communicator
   std::filesystem::path golden_dir = "golden";
   std::optional<std::filesystem::path> dump_dir;
   std::string filter;  // glob over case ids; empty = all

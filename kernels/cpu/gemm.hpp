@@ -16,8 +16,8 @@
 //     accumulate:  result = ((C[i][j] + s_0) + s_1) + ... + s_{nb-1}
 //     otherwise:   result = (s_0 + s_1) + ... + s_{nb-1}
 //   K == 0 gives result = accumulate ? C[i][j] : +0.0.
-// Finite inputs give identical bits on every path; with NaN inputs the result is NaN
-// on every path but the NaN payload is not promised.
+// Every path gives identical bits for every non-NaN result (infinities and signed
+// zeros included); where the result is NaN it is NaN on every path, payload unpromised.
 //
 // Layout: op(A) = A (M x K, row stride lda) or A^T (A stored K x M, row stride lda);
 // op(B) = B (K x N, ldb) or B^T (B stored N x K, ldb). C is M x N with row stride ldc.

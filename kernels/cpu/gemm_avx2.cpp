@@ -31,8 +31,9 @@ constexpr int64_t kNR = 16;           // micro-tile columns (two ymm)
 constexpr int64_t kKC = kGemmKC;      // contract block = cache block along K
 constexpr int64_t kMCMax = 192;       // rows of packed A per block (A block ~192 KiB, L2)
 constexpr int64_t kNC = 4096;         // columns of packed B per panel (multiple of kNR)
-// A thread should get at least this many multiply-adds, else fewer threads are used.
-constexpr int64_t kMinWorkPerThread = int64_t{1} << 18;
+// A thread should get at least this many multiply-adds (~20 us), else fewer threads
+// are used: a fork/join costs microseconds on idle cores and far more on busy ones.
+constexpr int64_t kMinWorkPerThread = int64_t{1} << 20;
 
 inline int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
 inline int64_t max64(int64_t a, int64_t b) { return a > b ? a : b; }
@@ -214,14 +215,16 @@ void gemm_f32_avx2(Trans ta, Trans tb, int64_t M, int64_t N, int64_t K, const fl
   int nt = omp_get_max_threads();
   const int64_t by_work = M * N * K / kMinWorkPerThread;
   if (by_work < nt) nt = static_cast<int>(max64(1, by_work));
-  float* const scratch = gemm_scratch(static_cast<size_t>(b_floats + nt * a_floats));
-  float* const bpack = scratch;
+  // Two B panels, alternated per K step (see the barrier note below), then one
+  // packed A block per thread.
+  float* const scratch = gemm_scratch(static_cast<size_t>(2 * b_floats + nt * a_floats));
 
-#pragma omp parallel num_threads(nt)
+#pragma omp parallel num_threads(nt) if (nt > 1)
   {
     // The team may be smaller than asked (nested regions); cut work by its real size.
     const int team = omp_get_num_threads();
-    float* const apack = scratch + b_floats + omp_get_thread_num() * a_floats;
+    float* const apack = scratch + 2 * b_floats + omp_get_thread_num() * a_floats;
+    int64_t step = 0;  // counts (jc, pc) steps, identically in every thread
 
     for (int64_t jc = 0; jc < N; jc += kNC) {
       const int64_t nc = min64(kNC, N - jc);
@@ -230,11 +233,16 @@ void gemm_f32_avx2(Trans ta, Trans tb, int64_t M, int64_t N, int64_t K, const fl
       for (int64_t pc = 0; pc < K; pc += kKC) {  // the contract's K blocks, in order
         const int64_t kc = min64(kKC, K - pc);
         const bool first = pc == 0 && !accumulate;
+        float* const bpack = scratch + (step++ % 2) * b_floats;
 #pragma omp for schedule(dynamic, 4)
         for (int64_t s = 0; s < panel_strips; ++s)
           pack_b_strip(bpack + s * kc * kNR, b, pc, kc, jc + s * kNR, min64(kNR, nc - s * kNR));
-        // (implicit barrier: the B panel is complete before anyone reads it)
-#pragma omp for schedule(dynamic, 1)
+        // Implicit barrier: the B panel is complete before anyone reads it. A thread
+        // reaches it only after its share of the previous step, so it also orders
+        // that step's C updates before this step's and guarantees nobody still reads
+        // the other B buffer when the next step repacks it. Hence `nowait` below:
+        // one barrier per K step instead of two.
+#pragma omp for schedule(dynamic, 1) nowait
         for (int64_t item = 0; item < it.n_rblocks * it.n_cchunks; ++item) {
           const int64_t ic = item / it.n_cchunks * it.mc;
           const int64_t mc = min64(it.mc, M - ic);
@@ -251,7 +259,6 @@ void gemm_f32_avx2(Trans ta, Trans tb, int64_t M, int64_t N, int64_t K, const fl
                            min64(kMR, mc - ir), nr, first);
           }
         }
-        // (implicit barrier: this K block is finished before B is repacked)
       }
     }
   }

@@ -31,6 +31,10 @@ struct ModelConfig {
   int moe_shared_expert_intermediate_size = 0;  // 0: no shared experts
   bool moe_shared_expert_overlap = false;
   bool overlap_moe_expert_parallel_comm = false;  // "EP overlap"
+  int moe_ffn_hidden_size = 0;      // expert intermediate size; 0: ffn_hidden_size
+  int moe_layer_freq = 1;           // layer i is MoE when i % moe_layer_freq == 0
+  double moe_expert_dropout = 0.0;  // expert-internal dropout (expert-parallel-rng)
+  double moe_aux_loss_coeff = 0.01; // load-balancing loss coefficient
   bool multi_latent_attention = false;            // MLA
   bool gated_delta_net = false;                   // GDN layers
 };

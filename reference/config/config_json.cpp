@@ -35,6 +35,10 @@ template <class M, class V> void visit_model(M& m, V&& v) {
   v("moe_shared_expert_intermediate_size", m.moe_shared_expert_intermediate_size);
   v("moe_shared_expert_overlap", m.moe_shared_expert_overlap);
   v("overlap_moe_expert_parallel_comm", m.overlap_moe_expert_parallel_comm);
+  v("moe_ffn_hidden_size", m.moe_ffn_hidden_size);
+  v("moe_layer_freq", m.moe_layer_freq);
+  v("moe_expert_dropout", m.moe_expert_dropout);
+  v("moe_aux_loss_coeff", m.moe_aux_loss_coeff);
   v("multi_latent_attention", m.multi_latent_attention);
   v("gated_delta_net", m.gated_delta_net);
 }

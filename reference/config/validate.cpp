@@ -118,6 +118,14 @@ const std::vector<Rule>& rules() {
          check_min(e, "model.moe_router_topk", c.model.moe_router_topk, 1);
          check_min(e, "model.moe_shared_expert_intermediate_size",
                    c.model.moe_shared_expert_intermediate_size, 0);
+         check_min(e, "model.moe_ffn_hidden_size", c.model.moe_ffn_hidden_size, 0);
+         check_min(e, "model.moe_layer_freq", c.model.moe_layer_freq, 1);
+         if (!(c.model.moe_expert_dropout >= 0 && c.model.moe_expert_dropout < 1))
+           e("model.moe_expert_dropout = " + std::to_string(c.model.moe_expert_dropout) + " must be in [0, 1)",
+             {"model.moe_expert_dropout"});
+         if (!(c.model.moe_aux_loss_coeff >= 0))
+           e("model.moe_aux_loss_coeff = " + std::to_string(c.model.moe_aux_loss_coeff) + " must be >= 0",
+             {"model.moe_aux_loss_coeff"});
        }},
       {"parallel.size_range", true, [](const Config& c, Emit& e) {
          const auto& p = c.parallel;

@@ -42,7 +42,7 @@ struct Supported {
   bool moe = false;  // MoE layers, EP/ETP, grouped GEMM, shared experts
   bool mla = false;
   bool gdn = false;
-  bool tensor_parallel = false;    // TP > 1 (and so SP, distribute_saved_activations)
+  bool tensor_parallel = true;     // TP > 1 (and so SP, distribute_saved_activations)
   bool pipeline_parallel = false;  // PP > 1
   bool fine_grained_offload = false;
   bool cpu_offloading = false;

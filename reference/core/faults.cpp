@@ -28,6 +28,12 @@ const std::vector<FaultInfo>& all_faults() {
       {Fault::late_output_recompute, "late_output_recompute",
        "output-discarding recompute fires after its consumer's backward"},
       {Fault::side_effect_twice, "side_effect_twice", "a side effect inside a recomputed region is applied twice"},
+      {Fault::reduction_arrival_order, "reduction_arrival_order",
+       "collective sums add the ranks from the caller's own rank on (arrival order), not in rank order", 3},
+      {Fault::sp_dropout_outside_fork, "sp_dropout_outside_fork",
+       "under sequence parallelism hidden dropout draws outside the model-parallel-rng fork", 2},
+      {Fault::distribute_without_gather, "distribute_without_gather",
+       "distribute_saved_activations recomputes from a shard that was never all-gathered", 2},
   };
   return list;
 }

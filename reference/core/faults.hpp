@@ -20,12 +20,16 @@ enum class Fault {
   uniform_feeds_chunk_input, // every layer of a uniform chunk gets the chunk input (Megatron PR #290)
   late_output_recompute,     // output-discarding recompute fires after its consumer's backward
   side_effect_twice,         // a recomputed side effect (aux loss) is applied again
+  reduction_arrival_order,   // a collective sum adds the ranks in arrival order (own rank first)
+  sp_dropout_outside_fork,   // under sequence parallelism the block forward is not inside the model-parallel-rng fork
+  distribute_without_gather, // distributed checkpoint input recomputed from the local shard without the all-gather
 };
 
 struct FaultInfo {
   Fault fault;
   std::string_view name;
   std::string_view description;
+  int min_ranks = 1;  // a mutant only a multi-rank run can show
 };
 
 const std::vector<FaultInfo>& all_faults();

@@ -40,11 +40,12 @@ SelfAttention::SelfAttention(Runtime& rt, std::string path, bool recompute_core)
       s_(rt.config.model.seq_length),
       b_(rt.config.model.micro_batch_size),
       h_(rt.config.model.hidden_size),
-      a_(rt.config.model.num_attention_heads),
-      d_(h_ / a_),
+      a_(rt.config.model.num_attention_heads / rt.tp_group->size()),
+      d_(rt.config.model.hidden_size / rt.config.model.num_attention_heads),
+      hl_(a_ * d_),
       recompute_core_(recompute_core),
-      qkv_(rt, path_ + ".qkv", h_, 3 * h_),
-      proj_(rt, path_ + ".proj", h_, h_),
+      qkv_(rt, path_ + ".qkv", {h_, 3 * h_, true, TpMode::column, 3}),
+      proj_(rt, path_ + ".proj", {h_, h_, true, TpMode::row, 1}),
       core_(rt, path_, a_, d_) {}
 
 Tensor SelfAttention::forward(SaveContext& ctx, const Tensor& x) {
@@ -55,16 +56,15 @@ Tensor SelfAttention::forward(SaveContext& ctx, const Tensor& x) {
   by_element_size(rt_.act_dtype(), [&]<typename E>() {
     const E* src = reinterpret_cast<const E*>(qkv.bytes());
     for (int64_t i = 0; i < 3; ++i)
-      tokens_to_heads(src, 3 * h_, i * h_, reinterpret_cast<E*>(heads[i].bytes()), s_, b_,
-                      a_, d_);
+      tokens_to_heads(src, 3 * hl_, i * hl_, reinterpret_cast<E*>(heads[i].bytes()), s_, b_, a_, d_);
   });
   SaveContext& cctx = ctx.child("#core");
   Tensor context = recompute_core_ ? checkpoint::forward(rt_.rng, core_, cctx, heads).at(0)
                                    : core_.forward(cctx, heads).at(0);
-  Tensor merged = rt_.activation({s_ * b_, h_}, path_ + ".context");
+  Tensor merged = rt_.activation({s_ * b_, hl_}, path_ + ".context");
   by_element_size(rt_.act_dtype(), [&]<typename E>() {
-    heads_to_tokens(reinterpret_cast<const E*>(context.bytes()), reinterpret_cast<E*>(merged.bytes()),
-                    h_, 0, s_, b_, a_, d_);
+    heads_to_tokens(reinterpret_cast<const E*>(context.bytes()), reinterpret_cast<E*>(merged.bytes()), hl_, 0, s_,
+                    b_, a_, d_);
   });
   return proj_.forward(ctx.child("proj"), merged);
 }
@@ -73,17 +73,17 @@ Tensor SelfAttention::backward(SaveContext& ctx, const Tensor& dy) {
   Tensor dmerged = proj_.backward(ctx.child("proj"), dy);
   Tensor dcontext = rt_.activation({b_, a_, s_, d_}, path_ + ".context.grad");
   by_element_size(rt_.act_dtype(), [&]<typename E>() {
-    tokens_to_heads(reinterpret_cast<const E*>(dmerged.bytes()), h_, 0,
+    tokens_to_heads(reinterpret_cast<const E*>(dmerged.bytes()), hl_, 0,
                     reinterpret_cast<E*>(dcontext.bytes()), s_, b_, a_, d_);
   });
   SaveContext& cctx = ctx.child("#core");
   auto dheads = recompute_core_ ? checkpoint::backward(rt_.rng, core_, cctx, {dcontext})
                                 : core_.backward(cctx, {dcontext});
-  Tensor dqkv = rt_.activation({s_ * b_, 3 * h_}, path_ + ".qkv.output.grad");
+  Tensor dqkv = rt_.activation({s_ * b_, 3 * hl_}, path_ + ".qkv.output.grad");
   by_element_size(rt_.act_dtype(), [&]<typename E>() {
     for (int64_t i = 0; i < 3; ++i)
       heads_to_tokens(reinterpret_cast<const E*>(dheads[i].bytes()),
-                      reinterpret_cast<E*>(dqkv.bytes()), 3 * h_, i * h_, s_, b_, a_, d_);
+                      reinterpret_cast<E*>(dqkv.bytes()), 3 * hl_, i * hl_, s_, b_, a_, d_);
   });
   return qkv_.backward(ctx.child("qkv"), dqkv);
 }

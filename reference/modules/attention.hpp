@@ -2,6 +2,8 @@
 // checkpointed: selective recompute "core_attn"), head merge, output projection.
 // Token layout is Megatron's (s, b, h) row-major; heads are (b, a, s, d).
 // QKV weight rows are [q (h) | k (h) | v (h)], head-major inside each block.
+// Tensor parallelism: QKV is column parallel (each rank keeps its heads' rows of
+// q, k and v), the output projection row parallel.
 #pragma once
 #include <memory>
 
@@ -22,7 +24,7 @@ class SelfAttention final : public Module {
  private:
   Runtime& rt_;
   std::string path_;
-  int64_t s_, b_, h_, a_, d_;
+  int64_t s_, b_, h_, a_, d_, hl_;  // a_: this rank's heads; hl_ = a_ * d_
   bool recompute_core_;
   Linear qkv_, proj_;
   CoreAttention core_;

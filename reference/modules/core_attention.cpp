@@ -13,7 +13,7 @@ using cpu::Trans;
 
 CoreAttention::CoreAttention(Runtime& rt, std::string path, int64_t heads, int64_t head_dim)
     : rt_(rt), path_(std::move(path)), heads_(heads), head_dim_(head_dim),
-      dropout_{path_ + ".dropout", kModelParallelRng, rt.config.model.attention_dropout} {}
+      dropout_{path_ + ".dropout", "attention", rt.config.model.attention_dropout} {}
 
 namespace {
 // Heads run in parallel only when there is enough work to pay for a parallel region.

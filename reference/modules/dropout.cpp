@@ -17,7 +17,7 @@ Tensor dropout_forward(Runtime& rt, SaveContext& ctx, const DropoutSite& site, c
   const uint64_t offset = gen.reserve(dropout_rule::blocks_for(n));
   Tensor mask = Tensor::empty(x.shape(), DType::u8, rt.place(), site.path + ".mask");
   cpu::dropout_mask(mask.data<uint8_t>(), n, site.p, seed, offset);
-  rt.masks.push_back({site.path, site.generator, seed, offset, n, site.p,
+  rt.masks.push_back({site.path, site.kind, rt.rng.current_stream(), seed, offset, n, site.p,
                       fnv1a64(mask.bytes(), static_cast<size_t>(n)), rt.micro_batch, is_recomputing()});
   ctx.save(mask, "mask");
   Tensor y = rt.activation(x.shape(), site.path + ".output");

@@ -1,6 +1,6 @@
 // Dropout sites. A site draws its mask from the live device generator (which a
-// tracker fork may have switched to a named stream), records the draw in the
-// runtime's mask log, saves the mask (u8, one byte per element) as "mask" in its
+// tracker fork may have switched to a named stream), records the draw — with the
+// stream actually in effect — in the runtime's mask log, saves the mask (u8, one byte per element) as "mask" in its
 // context and returns the scaled output. p == 0 or eval: identity, nothing drawn.
 #pragma once
 #include <string>
@@ -10,8 +10,8 @@
 namespace rcts {
 
 struct DropoutSite {
-  std::string path;       // e.g. "layers.0.attention.hidden_dropout"
-  std::string generator;  // label of the stream in effect, for the mask log
+  std::string path;  // e.g. "layers.0.attention.hidden_dropout"
+  std::string kind;  // "attention", "hidden" or "expert": decides the stream it must use
   double p = 0;
 };
 

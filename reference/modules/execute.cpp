@@ -6,11 +6,18 @@ namespace {
 Tensor keep(const Tensor& t) { return t.defined() ? t.clone(Placement{nullptr, Domain::host, Category::activation}) : t; }
 }  // namespace
 
-RunRecord execute(const Config& config, RankCoords coords) {
+RunRecord execute(const Config& config, RankCoords coords, const ProcessGroups* groups) {
   RunRecord rec;
   rec.config = config;
   rec.coords = coords;
   Runtime rt(config);
+  if (groups) {
+    rt.tp_group = &groups->tp();
+    rt.dp_group = &groups->dp();
+    rt.ep_group = &groups->ep();
+    rt.etp_group = &groups->etp();
+    rt.edp_group = &groups->edp();
+  }
   seed_runtime(rt, coords.tp, coords.ep, coords.etp);
   rec.rng_initial = rt.rng.all_states();
   {
@@ -36,6 +43,7 @@ RunRecord execute(const Config& config, RankCoords coords) {
         rec.saved_bytes_per_layer.push_back(r.saved_bytes_per_layer);
         saved_peak = std::max(saved_peak, r.peak_saved_bytes);
       }
+      model.finish_step();
       if (step + 1 < run.steps) model.sgd_step();
     }
     for (auto* p : params) {

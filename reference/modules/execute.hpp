@@ -9,13 +9,10 @@
 #include <vector>
 
 #include "reference/modules/model.hpp"
+#include "reference/parallel/groups.hpp"
 
 namespace rcts {
 
-// Which rank a single-process run seeds as (DESIGN §5 seed formula).
-struct RankCoords {
-  int tp = 0, ep = 0, etp = 0;
-};
 
 struct NamedTensor {
   std::string name;
@@ -41,6 +38,8 @@ struct RunRecord {
   int micro_batches_total() const { return static_cast<int>(losses.size()); }
 };
 
-RunRecord execute(const Config& config, RankCoords coords = {});
+// `coords` are the rank coordinates the RNG is seeded for; `groups` (optional) are
+// this rank's process groups in a multi-rank run (the world of one otherwise).
+RunRecord execute(const Config& config, RankCoords coords = {}, const ProcessGroups* groups = nullptr);
 
 }  // namespace rcts

@@ -10,7 +10,9 @@ LayerNorm::LayerNorm(Runtime& rt, std::string path, int64_t hidden)
       path_(std::move(path)),
       hidden_(hidden),
       weight_(make_parameter(rt, path_ + ".weight", {hidden}, Init::ones_jitter)),
-      bias_(make_parameter(rt, path_ + ".bias", {hidden}, Init::zeros_jitter)) {}
+      bias_(make_parameter(rt, path_ + ".bias", {hidden}, Init::zeros_jitter)) {
+  weight_.sequence_parallel = bias_.sequence_parallel = rt.config.parallel.sequence_parallel;
+}
 
 Tensor LayerNorm::forward(SaveContext& ctx, const Tensor& x) {
   rt_.counters.count_forward(path_);

@@ -42,10 +42,11 @@ bool is_swiglu(const Runtime& rt) { return rt.config.model.activation == "swiglu
 Mlp::Mlp(Runtime& rt, std::string path)
     : rt_(rt),
       path_(std::move(path)),
-      fc1_(rt, path_ + ".fc1", rt.config.model.hidden_size,
-           (is_swiglu(rt) ? 2 : 1) * static_cast<int64_t>(rt.config.model.ffn_hidden_size)),
+      fc1_(rt, path_ + ".fc1",
+           {rt.config.model.hidden_size, (is_swiglu(rt) ? 2 : 1) * int64_t{rt.config.model.ffn_hidden_size}, true,
+            TpMode::column, is_swiglu(rt) ? 2 : 1}),
       act_(rt, path_ + ".act", is_swiglu(rt)),
-      fc2_(rt, path_ + ".fc2", rt.config.model.ffn_hidden_size, rt.config.model.hidden_size) {}
+      fc2_(rt, path_ + ".fc2", {rt.config.model.ffn_hidden_size, rt.config.model.hidden_size, true, TpMode::row, 1}) {}
 
 Tensor Mlp::forward(SaveContext& ctx, const Tensor& x) {
   rt_.counters.count_forward(path_);

@@ -2,6 +2,7 @@
 
 #include "reference/core/faults.hpp"
 #include "reference/modules/compute.hpp"
+#include "reference/modules/tensor_parallel.hpp"
 #include "reference/rng/seeds.hpp"
 
 namespace rcts {
@@ -44,17 +45,29 @@ MicroBatchResult GptModel::forward_backward(int step, int mb) {
   rt_.memory.reset_peaks();
   const auto peak_base = saved_bytes_now(rt_.memory);
 
-  Tensor x = make_input(step, mb);
-  Tensor target = rt_.activation(x.shape(), data_key("target", step, mb));
+  const bool sp = rt_.config.parallel.sequence_parallel;
+  Tensor x_full = make_input(step, mb);
+  Tensor x = sp ? sp_shard(rt_, x_full, x_full.name() + ".shard") : x_full;
+  Tensor target = rt_.activation(x_full.shape(), data_key("target", step, mb));
   fill_uniform(target, rt_.config.run.seed ^ 0x5eedull, target.name(), 1.0);
 
   SaveContext root("", &rt_.save_log, training);
-  Tensor y = block_.forward(root, x);
-  r.output = y;
+  Tensor y;
+  if (sp && !fault_on(Fault::sp_dropout_outside_fork)) {
+    // Under sequence parallelism ranks hold different sequence shards, so the whole
+    // block forward runs inside a model-parallel-rng fork (DESIGN §5).
+    auto fork = rt_.rng.tracker().fork(kModelParallelRng);
+    y = block_.forward(root, x);
+  } else {
+    y = block_.forward(root, x);
+  }
   r.saved_bytes_per_layer = block_.saved_bytes_per_layer();
-  const int64_t n = y.numel();
+  // The loss sees the whole sequence on every rank.
+  const Tensor y_full = sp ? sp_gather(rt_, y, "output.gathered") : y;
+  r.output = y_full;
+  const int64_t n = y_full.numel();
   with_compute_type(rt_.config.gradcheck(), [&]<typename T>() {
-    auto yv = to_vector<T>(y), tv = to_vector<T>(target);
+    auto yv = to_vector<T>(y_full), tv = to_vector<T>(target);
     T acc = 0;
     for (int64_t i = 0; i < n; ++i) {
       const T e = yv[static_cast<size_t>(i)] - tv[static_cast<size_t>(i)];
@@ -62,18 +75,30 @@ MicroBatchResult GptModel::forward_backward(int step, int mb) {
     }
     r.loss = static_cast<double>(acc * static_cast<T>(0.5) / static_cast<T>(n));
     if (!training) return;
-    Tensor dy = rt_.activation(y.shape(), "loss.output.grad");
+    Tensor dy = rt_.activation(y_full.shape(), "loss.output.grad");
     std::vector<T> dyv(static_cast<size_t>(n));
     for (int64_t i = 0; i < n; ++i)
       dyv[static_cast<size_t>(i)] = (yv[static_cast<size_t>(i)] - tv[static_cast<size_t>(i)]) / static_cast<T>(n);
     store(dy, dyv.data());
-    r.input_grad = block_.backward(root, dy);
+    r.input_grad = block_.backward(root, sp ? sp_shard(rt_, dy, "loss.output.grad.shard") : dy);
   });
   root.clear();
   r.peak_saved_bytes = rt_.memory.category(Domain::device, Category::saved_activation).peak +
                        rt_.memory.category(Domain::device, Category::checkpoint_input).peak - peak_base;
   r.rng_after = rt_.rng.all_states();
   return r;
+}
+
+void GptModel::finish_step() {
+  // Layernorm gradients under sequence parallelism are partial sums over this rank's
+  // shard: all-reduce them over TP (rank order) once per step, as Megatron-LM does.
+  if (!rt_.training() || !rt_.config.parallel.sequence_parallel) return;
+  for (auto* p : parameters()) {
+    if (!p->sequence_parallel) continue;
+    with_compute_type(rt_.config.gradcheck(), [&]<typename T>() {
+      rt_.tp_group->all_reduce_sum(p->grad.data<T>(), p->grad.numel());
+    });
+  }
 }
 
 void GptModel::sgd_step() {
@@ -94,6 +119,7 @@ RunResult GptModel::run() {
   for (int step = 0; step < run.steps; ++step) {
     zero_grads(params);
     for (int mb = 0; mb < run.micro_batches; ++mb) result.micro_batches.push_back(forward_backward(step, mb));
+    finish_step();
     if (step + 1 < run.steps) sgd_step();
   }
   result.params = params;

@@ -33,6 +33,8 @@ class GptModel {
  public:
   explicit GptModel(Runtime& rt);
   RunResult run();
+  // After a step's micro-batches: reduce sequence-parallel gradients over TP.
+  void finish_step();
   // Between steps: w -= 2^-6 * grad (a power-of-two rate: the product is exact).
   void sgd_step();
   // One forward (and backward in training) on micro-batch `mb` of step `step`.

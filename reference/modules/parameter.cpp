@@ -46,6 +46,34 @@ Parameter make_parameter(Runtime& rt, const std::string& name, const Shape& shap
   return p;
 }
 
+Parameter make_parameter_slice(Runtime& rt, const std::string& name, const Shape& full, const Ranges& rows,
+                               const Ranges& cols, Init init, int64_t fan_in) {
+  // Draw the full parameter untracked, then keep the slice as the tracked parameter.
+  Parameter whole = make_parameter(rt, name, full, init, fan_in);
+  const Ranges all_rows = rows.empty() ? Ranges{{0, full[0]}} : rows;
+  const int64_t width = full.size() > 1 ? full[1] : 1;
+  const Ranges all_cols = (cols.empty() || full.size() < 2) ? Ranges{{0, width}} : cols;
+  int64_t nrows = 0, ncols = 0;
+  for (auto [b, e] : all_rows) nrows += e - b;
+  for (auto [b, e] : all_cols) ncols += e - b;
+  if (nrows == full[0] && ncols == width) return whole;
+  Shape local = full.size() > 1 ? Shape{nrows, ncols} : Shape{nrows};
+  Parameter p;
+  p.name = name;
+  p.value = Tensor::empty(local, rt.param_dtype(), rt.place(Category::param), name);
+  p.grad = Tensor::empty(local, rt.param_dtype(), rt.place(Category::grad), name + ".grad");
+  const auto esz = static_cast<int64_t>(dtype_size(rt.param_dtype()));
+  const std::byte* src = whole.value.bytes();
+  std::byte* dst = p.value.bytes();
+  for (auto [rb, re] : all_rows)
+    for (int64_t r = rb; r < re; ++r)
+      for (auto [cb, ce] : all_cols) {
+        std::memcpy(dst, src + (r * width + cb) * esz, static_cast<size_t>((ce - cb) * esz));
+        dst += (ce - cb) * esz;
+      }
+  return p;
+}
+
 void zero_grads(std::vector<Parameter*>& params) {
   for (auto* p : params) std::memset(p->grad.bytes(), 0, static_cast<size_t>(p->grad.nbytes()));
 }

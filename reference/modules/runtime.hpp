@@ -37,7 +37,8 @@ class Counters {
 // One dropout draw: which generator, where in its stream, and a digest of the mask.
 struct MaskRecord {
   std::string site;        // e.g. "layers.0.attention.dropout"
-  std::string generator;   // "device-default" or a tracker name
+  std::string kind;        // "attention", "hidden" or "expert"
+  std::string generator;   // the stream in effect: "device-default" or a tracker name
   uint64_t seed = 0;
   uint64_t offset = 0;     // first Philox block
   int64_t numel = 0;
@@ -60,7 +61,12 @@ struct Runtime {
   void add_side_effect(const std::string& key, double value);
   int micro_batch = 0;  // current micro-batch (for mask records)
   SingleCommunicator single;
+  // Process groups of this rank (DESIGN §8); the world of one by default.
   Communicator* tp_group = &single;
+  Communicator* dp_group = &single;
+  Communicator* ep_group = &single;
+  Communicator* etp_group = &single;
+  Communicator* edp_group = &single;
 
   explicit Runtime(Config c) : config(std::move(c)) {}
   Runtime(const Runtime&) = delete;

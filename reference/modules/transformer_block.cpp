@@ -53,7 +53,8 @@ Tensor TransformerBlock::forward(SaveContext& ctx, const Tensor& x) {
   for (size_t g = 0; g < plan_.size(); ++g) {
     const int64_t before = saved_bytes_now(rt_.memory);
     SaveContext& sctx = ctx.child("#segment" + std::to_string(g));
-    h = plan_[g].checkpointed ? checkpoint::forward(rt_.rng, *chunks_[g], sctx, {h}).at(0)
+    const CheckpointOptions options{rt_.config.recompute.distribute_saved_activations, rt_.tp_group};
+    h = plan_[g].checkpointed ? checkpoint::forward(rt_.rng, *chunks_[g], sctx, {h}, options).at(0)
                               : chunks_[g]->forward(sctx, {h}).at(0);
     for (int i = plan_[g].begin; i < plan_[g].end; ++i) saved_per_layer_[static_cast<size_t>(i)] = 0;
     saved_per_layer_[static_cast<size_t>(plan_[g].begin)] = saved_bytes_now(rt_.memory) - before;

@@ -34,8 +34,8 @@ TransformerLayer::TransformerLayer(Runtime& rt, int index)
       attention_(rt, path_ + ".attention", recompute_.core_attn),
       pre_mlp_layernorm_(rt, path_ + ".pre_mlp_layernorm", rt.config.model.hidden_size),
       mlp_(rt, path_ + ".mlp"),
-      attn_dropout_{path_ + ".attention.hidden_dropout", "device-default", rt.config.model.hidden_dropout},
-      mlp_dropout_{path_ + ".mlp.hidden_dropout", "device-default", rt.config.model.hidden_dropout} {}
+      attn_dropout_{path_ + ".attention.hidden_dropout", "hidden", rt.config.model.hidden_dropout},
+      mlp_dropout_{path_ + ".mlp.hidden_dropout", "hidden", rt.config.model.hidden_dropout} {}
 
 using CheckpointPtr = std::shared_ptr<OutputDiscardingCheckpoint>;
 

@@ -1,10 +1,28 @@
-// Communicator interface (DESIGN §8). Collectives that reduce are deterministic:
-// gather everything, then sum in rank order, identically on every rank. Backends:
-// `single` (world of one, here), `mpi` and `nccl` (later issues).
+// Communicator interface (DESIGN §8). Backends implement the byte-moving collectives
+// (all_gather, all_to_allv, broadcast, barrier, split); the typed reductions are
+// written once, here, on top of them, so every backend reduces in the same order.
+//
+// Reduction order (DESIGN §2). A sum over the ranks of a communicator is computed by
+// first moving every rank's contribution to every rank that needs it, then adding,
+// element by element, in rank order starting from rank 0's value:
+//
+//     out[i] = ((in_0[i] + in_1[i]) + in_2[i]) + ... + in_{size-1}[i]
+//
+// in the element's own type (float in float, double in double), with no FMA and no
+// reassociation. Every rank therefore holds identical bits, independent of network
+// arrival order, thread count and backend. The mutant Fault::reduction_arrival_order
+// replaces rank order by "own rank first" (r, r+1, ..., size-1, 0, ..., r-1), which is
+// what a reduction that adds in arrival order can produce; rank 0 then still matches
+// the rank-ordered sum and the other ranks may not.
 #pragma once
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
+#include <type_traits>
+#include <vector>
+
+#include "reference/core/error.hpp"
 
 namespace rcts {
 
@@ -14,19 +32,76 @@ class Communicator {
   virtual int rank() const = 0;
   virtual int size() const = 0;
   virtual std::string backend() const = 0;
-  // recv holds size() * bytes: rank r's `send` at offset r * bytes.
+
+  // --- byte-moving collectives, one implementation per backend -------------------
+  // recv holds size() * bytes: rank r's `send` at offset r * bytes. Every rank passes
+  // the same `bytes`.
   virtual void all_gather(const void* send, void* recv, int64_t bytes) = 0;
+  // Personalised exchange. send_bytes[p] bytes go to rank p, read from `send` packed
+  // in rank order (rank 0's block first); recv_bytes[p] bytes arrive from rank p and
+  // are written to `recv` packed in rank order. recv_bytes[p] on this rank must equal
+  // send_bytes[rank()] on rank p. Both arrays have size() entries.
+  virtual void all_to_allv(const void* send, const int64_t* send_bytes, void* recv,
+                           const int64_t* recv_bytes) = 0;
+  // Copies `bytes` bytes from `data` on `root` into `data` on every rank.
+  virtual void broadcast(void* data, int64_t bytes, int root) = 0;
   virtual void barrier() = 0;
+  // Collective: ranks passing the same `color` form one new communicator, ranked by
+  // `key` (ties by rank()). Backends that cannot split throw.
+  virtual std::unique_ptr<Communicator> split(int color, int key);
+
+  // --- typed helpers, implemented once for every backend -------------------------
+  // In place: data[i] becomes the rank-ordered sum of data[i] over all ranks.
+  void all_reduce_sum(float* data, int64_t n);
+  void all_reduce_sum(double* data, int64_t n);
+  // `in` holds size() * n_per_rank elements; this rank receives, in `out`, chunk
+  // rank() of the rank-ordered sum: out[i] = sum_r in_r[rank() * n_per_rank + i].
+  void reduce_scatter_sum(const float* in, float* out, int64_t n_per_rank);
+  void reduce_scatter_sum(const double* in, double* out, int64_t n_per_rank);
+  // all_to_allv with the same block size for every peer: the block for rank p sits at
+  // send + p * bytes_per_peer, the block from rank p lands at recv + p * bytes_per_peer.
+  void all_to_all(const void* send, void* recv, int64_t bytes_per_peer);
+  // Typed all_gather: recv.size() must be size() * send.size().
+  template <class T>
+    requires std::is_trivially_copyable_v<T>
+  void all_gather(std::span<const T> send, std::span<T> recv) {
+    RCTS_CHECK(static_cast<int64_t>(recv.size()) == static_cast<int64_t>(send.size()) * size(),
+               backend() + " all_gather: recv holds " + std::to_string(recv.size()) + " elements, expected " +
+                   std::to_string(send.size()) + " x " + std::to_string(size()) + " ranks");
+    all_gather(static_cast<const void*>(send.data()), static_cast<void*>(recv.data()),
+               static_cast<int64_t>(send.size_bytes()));
+  }
+  template <class T>
+    requires std::is_trivially_copyable_v<T>
+  std::vector<T> all_gather(const std::vector<T>& send) {
+    std::vector<T> recv(send.size() * static_cast<size_t>(size()));
+    all_gather(std::span<const T>(send), std::span<T>(recv));
+    return recv;
+  }
+
+  // The order in which this rank adds the ranks' contributions: 0, 1, ..., size()-1,
+  // or the rotated order while Fault::reduction_arrival_order is active.
+  std::vector<int> summation_order() const;
+
+ private:
+  template <class T>
+  void all_reduce_sum_impl(T* data, int64_t n);
+  template <class T>
+  void reduce_scatter_sum_impl(const T* in, T* out, int64_t n_per_rank);
 };
 
 // A group of one rank: every collective is a copy.
 class SingleCommunicator final : public Communicator {
  public:
+  using Communicator::all_gather;
   int rank() const override { return 0; }
   int size() const override { return 1; }
   std::string backend() const override { return "single"; }
   void all_gather(const void* send, void* recv, int64_t bytes) override;
+  void all_to_allv(const void* send, const int64_t* send_bytes, void* recv, const int64_t* recv_bytes) override;
+  void broadcast(void* data, int64_t bytes, int root) override;
   void barrier() override {}
+  std::unique_ptr<Communicator> split(int color, int key) override;
 };
 
 }  // namespace rcts

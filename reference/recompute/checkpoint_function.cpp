@@ -1,6 +1,7 @@
 #include "reference/recompute/checkpoint_function.hpp"
 
 #include <cstring>
+#include <functional>
 #include <optional>
 
 #include "reference/core/faults.hpp"
@@ -33,6 +34,12 @@ Tensor shard_of(const Tensor& t, Communicator& tp) {
 Tensor gather_shards(const Tensor& shard, const Shape& shape, Communicator& tp) {
   Placement where{shard.storage()->tracker(), shard.storage()->domain(), Category::activation};
   Tensor full = Tensor::empty(shape, shard.dtype(), where, shard.name() + ".gathered");
+  if (fault_on(Fault::distribute_without_gather)) {
+    // Mutant: every slot gets this rank's own shard, as if the exchange never ran.
+    for (int r = 0; r < tp.size(); ++r)
+      std::memcpy(full.bytes() + r * shard.nbytes(), shard.bytes(), static_cast<size_t>(shard.nbytes()));
+    return full;
+  }
   tp.all_gather(shard.bytes(), full.bytes(), shard.nbytes());
   return full;
 }
@@ -80,13 +87,26 @@ std::vector<Tensor> recompute_forward(Rng& rng, Region& region, SaveContext& rc,
     }
     rng.set_all_states(snap);
   };
+  // Re-enter the tracker forks the forward was inside (sequence parallelism runs the
+  // block inside a model-parallel-rng fork), so nested forks resume as they did.
+  std::vector<Tensor> out;
+  std::function<void(size_t)> run_in_forks = [&](size_t i) {
+    if (i == snap.active_forks.size()) {
+      out = region.forward(rc, in);
+      return;
+    }
+    auto fork = rng.tracker().fork(snap.active_forks[i]);
+    run_in_forks(i + 1);
+  };
   if (fault_on(Fault::recompute_on_main_stream)) {
     restore();
-    return region.forward(rc, in);
+    run_in_forks(0);
+    return out;
   }
   ForkRng fork(rng);
   restore();
-  return region.forward(rc, in);
+  run_in_forks(0);
+  return out;
 }
 
 std::vector<Tensor> backward(Rng& rng, Region& region, SaveContext& ctx, const std::vector<Tensor>& dout) {

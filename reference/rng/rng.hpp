@@ -6,6 +6,7 @@
 // (restoring only the device default is not enough: TP-region masks would go wrong).
 #pragma once
 #include <string>
+#include <vector>
 
 #include "reference/rng/generator.hpp"
 #include "reference/rng/states_tracker.hpp"
@@ -21,6 +22,9 @@ struct RngStates {
   GeneratorState host;
   GeneratorState device;
   RngStateMap tracker;
+  // Tracker forks active when the snapshot was taken, outermost first. A recompute
+  // re-enters them after restoring, so nested forks behave as in the forward.
+  std::vector<std::string> active_forks;
   bool operator==(const RngStates&) const = default;
   // "host{seed=1 offset=0} device{seed=1 offset=3} tracker{data-parallel-rng{seed=1 offset=0}}"
   std::string to_string() const;
@@ -41,7 +45,14 @@ class Rng {
   RngStatesTracker& tracker() { return tracker_; }
   const RngStatesTracker& tracker() const { return tracker_; }
 
-  RngStates all_states() const { return {host_.state(), device_.state(), tracker_.get_states()}; }
+  // A value snapshot of all three parts. Inside a tracker fork the live generator
+  // holds the innermost fork's stream, so the snapshot records that stream's slot as
+  // the live state: restoring it outside the fork (a recompute in backward) then lets
+  // a nested fork of the same name continue exactly where the forward's did.
+  RngStates all_states() const;
+  // The stream dropout draws from now: the innermost active fork, else the tracker
+  // stream whose seed the live generator carries, else "device-default".
+  std::string current_stream() const;
   void set_all_states(const RngStates& s);
 
  private:

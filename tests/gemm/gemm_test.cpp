@@ -78,7 +78,8 @@ TEST_P(GemmSweep, FloatBitwiseEqualsReference) {
         }
       }
   const int64_t big[][3] = {{257, 33, KC - 1}, {31, 300, KC + 1}, {100, 65, 2 * KC + 3},
-                            {7, 300, 3 * KC + 17}, {300, 17, KC},   {64, 64, 2 * KC}};
+                            {7, 300, 3 * KC + 17}, {300, 17, KC},   {64, 64, 2 * KC},
+                            {3, 4100, KC + 1}};  // N > 4096: more than one packed B panel
   for (const auto& s : big)
     for (bool acc : {false, true}) {
       ASSERT_TRUE(check_case<float>(ta, tb, s[0], s[1], s[2], acc, 3, paths, seed++));
@@ -114,12 +115,15 @@ struct ThreadGuard {
 };
 
 // Thread count changes only who computes which tile, never the bits. Shapes are big
-// enough that the AVX2 path really uses every thread, splitting rows (tall C) or
-// columns (C with fewer than two 6-row strips).
+// enough that both paths really use every thread; the AVX2 path then splits rows
+// (tall C) or also columns (C with only one or two 6-row strips), over one or more
+// K blocks and, for N > 4096, more than one packed B panel.
 TEST(Gemm, ThreadCountDoesNotChangeBits) {
   PathGuard guard;
   ThreadGuard threads;
-  const int64_t shapes[][3] = {{150, 100, 2 * KC + 3}, {6, 1000, 300}, {2, 2100, KC + 1}, {259, 35, 300}};
+  // Each has > 3 * 2^20 multiply-adds, the AVX2 path's minimum for three threads.
+  const int64_t shapes[][3] = {{150, 100, 2 * KC + 3}, {6, 1000, 600}, {2, 2100, 3 * KC + 1},
+                               {259, 35, 400},         {2, 4200, 2 * KC + 1}};
   for (GemmPath p : float_paths())
     for (const auto& s : shapes)
       for (Trans ta : {Trans::N, Trans::T})

@@ -105,7 +105,7 @@ TEST_F(ModuleGradcheck, LayerNorm) {
 }
 
 TEST_F(ModuleGradcheck, Linear) {
-  Linear m(*rt, "fc", 8, 5);
+  Linear m(*rt, "fc", {8, 5});
   std::vector<Parameter*> p;
   m.parameters(p);
   GradCheck{*rt, m, {random_f64(*rt, {tokens(), 8}, "x")}, p, {}}.run();

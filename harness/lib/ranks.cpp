@@ -1,0 +1,145 @@
+#include "harness/lib/ranks.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <map>
+
+#include <nlohmann/json.hpp>
+
+#include "harness/lib/checks.hpp"
+
+namespace rcts::harness {
+
+std::vector<std::string> all_gather_strings(Communicator& world, const std::string& mine) {
+  const int n = world.size();
+  std::vector<int64_t> sizes(static_cast<size_t>(n));
+  const int64_t my_size = static_cast<int64_t>(mine.size());
+  world.all_gather(&my_size, sizes.data(), sizeof(int64_t));
+  const int64_t width = *std::max_element(sizes.begin(), sizes.end());
+  std::string padded = mine;
+  padded.resize(static_cast<size_t>(width));
+  std::string all(static_cast<size_t>(width * n), '\0');
+  world.all_gather(padded.data(), all.data(), width);
+  std::vector<std::string> out;
+  for (int r = 0; r < n; ++r) out.push_back(all.substr(static_cast<size_t>(r * width), static_cast<size_t>(sizes[static_cast<size_t>(r)])));
+  return out;
+}
+
+namespace {
+int severity(Outcome o) {
+  switch (o) {
+    case Outcome::pass: return 0;
+    case Outcome::skip: return 1;
+    case Outcome::xfail: return 2;
+    case Outcome::fail: return 3;
+    case Outcome::error: return 4;
+  }
+  return 4;
+}
+}  // namespace
+
+CaseResult merge_rank_results(const std::vector<CaseResult>& per_rank) {
+  CaseResult m = per_rank.at(0);
+  for (size_t r = 1; r < per_rank.size(); ++r) {
+    const CaseResult& o = per_rank[r];
+    const std::string tag = "rank " + std::to_string(r) + ": ";
+    for (const auto& ch : o.checks)
+      if (ch.outcome == Outcome::fail || ch.outcome == Outcome::error) m.checks.push_back({ch.kind, ch.outcome, tag + ch.detail});
+    if (severity(o.outcome) > severity(m.outcome)) {
+      m.outcome = o.outcome;
+      m.reason = tag + o.reason;
+    }
+    m.seconds = std::max(m.seconds, o.seconds);
+  }
+  if (severity(m.outcome) >= 3 && m.reason.rfind("rank ", 0) != 0) m.reason = "rank 0: " + m.reason;
+  return m;
+}
+
+CaseResult merge_across_ranks(const CaseResult& mine, Communicator& world) {
+  nlohmann::json j = mine;
+  std::vector<CaseResult> all;
+  for (const auto& s : all_gather_strings(world, j.dump())) {
+    const auto o = nlohmann::json::parse(s);
+    CaseResult r;
+    r.id = o.at("id");
+    r.file = o.value("file", "");
+    r.outcome = parse_outcome(o.at("outcome").get<std::string>());
+    r.reason = o.value("reason", "");
+    r.seconds = o.value("seconds", 0.0);
+    for (const auto& c : o.value("checks", nlohmann::json::array()))
+      r.checks.push_back({c.at("kind"), parse_outcome(c.at("outcome").get<std::string>()), c.value("detail", "")});
+    all.push_back(std::move(r));
+  }
+  return merge_rank_results(all);
+}
+
+CheckResult check_masks_across_ranks(const RunRecord& run, const GroupLayout& layout, Communicator& world,
+                                     const std::string& label) {
+  // Serialise this rank's forward draws: kind, site, micro-batch, digest.
+  nlohmann::json mine = nlohmann::json::array();
+  for (const auto& m : run.masks)
+    if (!m.recompute) mine.push_back({m.kind, m.site, m.micro_batch, m.digest});
+  const auto all = all_gather_strings(world, mine.dump());
+  using Key = std::tuple<std::string, int>;  // site, micro-batch
+  std::vector<std::map<Key, std::pair<std::string, uint64_t>>> per_rank;
+  for (const auto& s : all) {
+    std::map<Key, std::pair<std::string, uint64_t>> m;
+    for (const auto& e : nlohmann::json::parse(s)) m[{e[1].get<std::string>(), e[2].get<int>()}] = {e[0], e[3]};
+    per_rank.push_back(std::move(m));
+  }
+  const bool sp = run.config.parallel.sequence_parallel;
+  int compared = 0;
+  for (int a = 0; a < layout.world; ++a)
+    for (int b = a + 1; b < layout.world; ++b) {
+      const RankCoords ca = coords_of(layout, a), cb = coords_of(layout, b);
+      const bool same_tp_group = ca.dp == cb.dp && ca.pp == cb.pp;  // differ only in tp
+      const bool same_edp_group = ca.ep == cb.ep && ca.etp == cb.etp;
+      for (const auto& [key, va] : per_rank[static_cast<size_t>(a)]) {
+        auto it = per_rank[static_cast<size_t>(b)].find(key);
+        if (it == per_rank[static_cast<size_t>(b)].end()) continue;
+        const std::string& kind = va.first;
+        const bool equal = va.second == it->second.second;
+        std::string rule;
+        if (kind == "expert") {
+          if (same_edp_group && !equal) rule = "identical within an expert-data-parallel group";
+          if (!same_edp_group && equal) rule = "distinct across EP / ETP ranks";
+        } else if (same_tp_group) {
+          const bool must_differ = kind == "attention" || (kind == "hidden" && sp);
+          if (must_differ && equal) rule = "distinct across TP ranks";
+          if (!must_differ && !equal) rule = "identical across TP ranks (replicated data, default generator)";
+        } else {
+          continue;
+        }
+        ++compared;
+        if (!rule.empty())
+          return {"masks_across_ranks", Outcome::fail,
+                  label + ": " + kind + " dropout " + std::get<0>(key) + " (micro-batch " +
+                      std::to_string(std::get<1>(key)) + ") on world ranks " + std::to_string(a) + " and " +
+                      std::to_string(b) + (equal ? " is identical" : " differs") + "; DESIGN §5 says " + rule};
+      }
+    }
+  return {"masks_across_ranks", Outcome::pass,
+          label + ": " + std::to_string(compared) + " rank-pair mask comparisons follow DESIGN §5"};
+}
+
+CheckResult check_tp_replicas(const RunRecord& run, const GroupLayout& layout, Communicator& world,
+                              const std::string& label) {
+  nlohmann::json mine = nlohmann::json::array();
+  for (size_t i = 0; i < run.losses.size(); ++i)
+    mine.push_back({run.losses[i], fnv1a64(run.outputs[i].bytes(), static_cast<size_t>(run.outputs[i].nbytes()))});
+  const auto all = all_gather_strings(world, mine.dump());
+  int compared = 0;
+  for (int a = 0; a < layout.world; ++a)
+    for (int b = a + 1; b < layout.world; ++b) {
+      const RankCoords ca = coords_of(layout, a), cb = coords_of(layout, b);
+      if (ca.dp != cb.dp || ca.pp != cb.pp) continue;  // not in one TP group
+      ++compared;
+      if (all[static_cast<size_t>(a)] != all[static_cast<size_t>(b)])
+        return {"tp_replicas", Outcome::fail,
+                label + ": world ranks " + std::to_string(a) + " and " + std::to_string(b) +
+                    " (one TP group) hold different losses or outputs; a reduction is not in rank order"};
+    }
+  return {"tp_replicas", Outcome::pass, label + ": " + std::to_string(compared) + " TP rank pairs agree bit for bit"};
+}
+
+}  // namespace rcts::harness
