@@ -372,8 +372,10 @@ TEST(CheckSupported, SelectiveNamesNeedTheirModuleImplemented) {
 TEST(CheckSupported, OrThrowCarriesTheCode) {
   Config c;
   c.parallel.tensor_model_parallel_size = 2;
+  Supported without_tp;
+  without_tp.tensor_parallel = false;
   try {
-    check_supported_or_throw(c, {}, "case.json");
+    check_supported_or_throw(c, without_tp, "case.json");
     FAIL() << "no throw";
   } catch (const ConfigError& e) {
     EXPECT_EQ(e.code(), "feature.not_implemented");
