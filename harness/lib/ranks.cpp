@@ -78,13 +78,18 @@ CheckResult check_masks_across_ranks(const RunRecord& run, const GroupLayout& la
   // Serialise this rank's forward draws: kind, site, micro-batch, digest.
   nlohmann::json mine = nlohmann::json::array();
   for (const auto& m : run.masks)
-    if (!m.recompute) mine.push_back({m.kind, m.site, m.micro_batch, m.digest});
+    if (!m.recompute) mine.push_back({m.kind, m.site, m.micro_batch, m.digest, m.seed});
   const auto all = all_gather_strings(world, mine.dump());
   using Key = std::tuple<std::string, int>;  // site, micro-batch
-  std::vector<std::map<Key, std::pair<std::string, uint64_t>>> per_rank;
+  struct Draw {
+    std::string kind;
+    uint64_t digest, seed;
+  };
+  std::vector<std::map<Key, Draw>> per_rank;
   for (const auto& s : all) {
-    std::map<Key, std::pair<std::string, uint64_t>> m;
-    for (const auto& e : nlohmann::json::parse(s)) m[{e[1].get<std::string>(), e[2].get<int>()}] = {e[0], e[3]};
+    std::map<Key, Draw> m;
+    for (const auto& e : nlohmann::json::parse(s))
+      m[{e[1].get<std::string>(), e[2].get<int>()}] = {e[0].get<std::string>(), e[3].get<uint64_t>(), e[4].get<uint64_t>()};
     per_rank.push_back(std::move(m));
   }
   const bool sp = run.config.parallel.sequence_parallel;
@@ -97,12 +102,15 @@ CheckResult check_masks_across_ranks(const RunRecord& run, const GroupLayout& la
       for (const auto& [key, va] : per_rank[static_cast<size_t>(a)]) {
         auto it = per_rank[static_cast<size_t>(b)].find(key);
         if (it == per_rank[static_cast<size_t>(b)].end()) continue;
-        const std::string& kind = va.first;
-        const bool equal = va.second == it->second.second;
+        const std::string& kind = va.kind;
+        bool equal = va.digest == it->second.digest;
         std::string rule;
         if (kind == "expert") {
-          if (same_edp_group && !equal) rule = "identical within an expert-data-parallel group";
-          if (!same_edp_group && equal) rule = "distinct across EP / ETP ranks";
+          // Expert masks cover the tokens routed to a rank, so their sizes differ; the
+          // stream must be the same within an expert-DP group and differ across EP/ETP.
+          equal = va.seed == it->second.seed;
+          if (same_edp_group && !equal) rule = "the same expert-parallel-rng stream within an expert-data-parallel group";
+          if (!same_edp_group && equal) rule = "distinct expert-parallel-rng streams across EP / ETP ranks";
         } else if (same_tp_group) {
           const bool must_differ = kind == "attention" || (kind == "hidden" && sp);
           if (must_differ && equal) rule = "distinct across TP ranks";

@@ -369,6 +369,10 @@ std::string explain_case(const Case& c) {
     }
     os << "\n    plan (segments, * = checkpointed): " << plan_str(recompute_plan(cfg)) << "\n";
     os << "    offloaded modules: " << (cfg.offload.fine_grained_activation_offloading ? "see offload" : "none") << "\n";
+    if (cfg.model.num_moe_experts > 0) {
+      os << "    expected saved bytes: the analytic model covers dense layers only\n";
+      return;
+    }
     const auto st = stage_memory(cfg);
     os << "    expected saved bytes per layer:";
     for (auto b : st.per_layer_bytes()) os << ' ' << b;
@@ -379,6 +383,20 @@ std::string explain_case(const Case& c) {
      << c.seed_ranks.etp << ": device-default=" << base.run.seed
      << " model-parallel-rng=" << expected_stream_seed("model-parallel-rng", base.run.seed, c.seed_ranks)
      << " expert-parallel-rng=" << expected_stream_seed("expert-parallel-rng", base.run.seed, c.seed_ranks) << "\n";
+  const auto& par = base.parallel;
+  if (par.tensor_model_parallel_size > 1 || par.expert_model_parallel_size > 1 || par.expert_tensor_parallel_size > 1 ||
+      c.ranks != std::vector<int>{1}) {
+    for (int w : c.ranks) {
+      if (w == 1) continue;
+      try {
+        os << "\n  process groups at " << w << " ranks (rank order tp-cp-ep-dp-pp, DESIGN §8):\n"
+           << rcts::describe(make_layout(w, par.tensor_model_parallel_size, par.expert_model_parallel_size,
+                                   par.expert_tensor_parallel_size));
+      } catch (const std::exception& e) {
+        os << "    " << e.what() << "\n";
+      }
+    }
+  }
   describe("baseline", base);
   for (const auto& v : c.variants) describe("variant " + v.name, load_config(c, &v.patch, v.name));
   os << "\n  checks:";

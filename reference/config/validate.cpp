@@ -293,8 +293,9 @@ const std::vector<Rule>& rules() {
              {"recompute.recompute_modules", "model.num_moe_experts"});
        }},
       {"recompute.mlp_needs_dense", false, [](const Config& c, Emit& e) {
-         // Every rcts layer is MoE when num_moe_experts > 0: "mlp" would recompute nothing.
-         if (contains(selective_modules(c), "mlp") && c.model.num_moe_experts > 0)
+         // Every layer is MoE when num_moe_experts > 0 and moe_layer_freq == 1: "mlp"
+         // would recompute nothing.
+         if (contains(selective_modules(c), "mlp") && c.model.num_moe_experts > 0 && c.model.moe_layer_freq == 1)
            e("recompute.recompute_modules contains 'mlp' but every layer is MoE (model.num_moe_experts = " +
                  num(c.model.num_moe_experts) + "); use 'moe' or 'shared_experts'",
              {"recompute.recompute_modules", "model.num_moe_experts"});

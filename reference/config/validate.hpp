@@ -39,7 +39,7 @@ std::vector<std::string> all_rule_codes();
 // What the reference model implements. Defaults: the dense GPT layer on one rank.
 struct Supported {
   bool swiglu = true;
-  bool moe = false;  // MoE layers, EP/ETP, grouped GEMM, shared experts
+  bool moe = true;   // MoE layers, EP/ETP, grouped GEMM, shared experts
   bool mla = false;
   bool gdn = false;
   bool tensor_parallel = true;     // TP > 1 (and so SP, distribute_saved_activations)

@@ -18,12 +18,18 @@ SelectiveRecompute SelectiveRecompute::from(const Config& c) {
   };
   r.core_attn = has("core_attn");
   r.mlp = has("mlp");
+  r.moe = has("moe") || c.recompute.moe_layer_recompute;
   r.layernorm = has("layernorm");
   return r;
 }
 
 namespace {
 std::string layer_path(int i) { return "layers." + std::to_string(i); }
+bool moe_layer(const Config& c, int i) { return c.model.num_moe_experts > 0 && i % c.model.moe_layer_freq == 0; }
+std::unique_ptr<Module> make_mlp(Runtime& rt, const std::string& path, bool moe) {
+  if (moe) return std::make_unique<MoeLayer>(rt, path + ".moe");
+  return std::make_unique<Mlp>(rt, path + ".mlp");
+}
 }  // namespace
 
 TransformerLayer::TransformerLayer(Runtime& rt, int index)
@@ -33,9 +39,12 @@ TransformerLayer::TransformerLayer(Runtime& rt, int index)
       input_layernorm_(rt, path_ + ".input_layernorm", rt.config.model.hidden_size),
       attention_(rt, path_ + ".attention", recompute_.core_attn),
       pre_mlp_layernorm_(rt, path_ + ".pre_mlp_layernorm", rt.config.model.hidden_size),
-      mlp_(rt, path_ + ".mlp"),
       attn_dropout_{path_ + ".attention.hidden_dropout", "hidden", rt.config.model.hidden_dropout},
-      mlp_dropout_{path_ + ".mlp.hidden_dropout", "hidden", rt.config.model.hidden_dropout} {}
+      mlp_dropout_{path_ + (moe_layer(rt.config, index) ? ".moe" : ".mlp") + ".hidden_dropout", "hidden",
+                   rt.config.model.hidden_dropout},
+      is_moe_(moe_layer(rt.config, index)),
+      mlp_(make_mlp(rt, path_, is_moe_)),
+      recompute_mlp_(is_moe_ ? recompute_.moe : recompute_.mlp) {}
 
 using CheckpointPtr = std::shared_ptr<OutputDiscardingCheckpoint>;
 
@@ -60,7 +69,7 @@ Tensor TransformerLayer::forward(SaveContext& ctx, const Tensor& x) {
   rt_.counters.count_forward(path_);
   rt_.add_side_effect(path_ + ".tokens_seen", static_cast<double>(x.dim(0)));
   SaveContext& actx = ctx.child("attention");
-  SaveContext& mctx = ctx.child("mlp");
+  SaveContext& mctx = ctx.child(is_moe_ ? "moe" : "mlp");
 
   Tensor ln1 = norm_forward(ctx, "input_layernorm", input_layernorm_, x);
   Tensor attn = attention_.forward(actx, ln1);
@@ -70,22 +79,24 @@ Tensor TransformerLayer::forward(SaveContext& ctx, const Tensor& x) {
 
   Tensor ln2 = norm_forward(ctx, "pre_mlp_layernorm", pre_mlp_layernorm_, h1);
   SaveContext& mlp_ctx = mctx.child("#body");
-  Tensor m = recompute_.mlp ? checkpoint::forward(rt_.rng, mlp_, mlp_ctx, {ln2}).at(0) : mlp_.forward(mlp_ctx, ln2);
+  Tensor m = recompute_mlp_ ? checkpoint::forward(rt_.rng, *mlp_, mlp_ctx, {ln2}).at(0)
+                            : mlp_->forward(mlp_ctx, ln2);
   if (recompute_.layernorm && ctx.enabled())
-    ctx.stashed<CheckpointPtr>("pre_mlp_layernorm")->discard_output_and_register_recompute(path_ + ".mlp.output");
+    ctx.stashed<CheckpointPtr>("pre_mlp_layernorm")->discard_output_and_register_recompute(mctx.path() + ".output");
   return add(rt_, h1, dropout_forward(rt_, mctx.child("hidden_dropout"), mlp_dropout_, m), path_ + ".output");
 }
 
 Tensor TransformerLayer::backward(SaveContext& ctx, const Tensor& dy) {
   SaveContext& actx = ctx.child("attention");
-  SaveContext& mctx = ctx.child("mlp");
+  SaveContext& mctx = ctx.child(is_moe_ ? "moe" : "mlp");
   const bool late = fault_on(Fault::late_output_recompute);
 
   // MLP branch. The gradient of the MLP output arrives: the norm recompute fires.
   Tensor dm = dropout_backward(rt_, mctx.child("hidden_dropout"), mlp_dropout_, dy);
   if (!late) norm_fire_recompute(ctx, "pre_mlp_layernorm");
   SaveContext& mlp_ctx = mctx.child("#body");
-  Tensor dln2 = recompute_.mlp ? checkpoint::backward(rt_.rng, mlp_, mlp_ctx, {dm}).at(0) : mlp_.backward(mlp_ctx, dm);
+  Tensor dln2 = recompute_mlp_ ? checkpoint::backward(rt_.rng, *mlp_, mlp_ctx, {dm}).at(0)
+                               : mlp_->backward(mlp_ctx, dm);
   if (late) norm_fire_recompute(ctx, "pre_mlp_layernorm");
   Tensor dh1 = add(rt_, dy, norm_backward(ctx, "pre_mlp_layernorm", pre_mlp_layernorm_, dln2), path_ + ".residual1.grad");
 
@@ -103,7 +114,7 @@ void TransformerLayer::parameters(std::vector<Parameter*>& out) {
   input_layernorm_.parameters(out);
   attention_.parameters(out);
   pre_mlp_layernorm_.parameters(out);
-  mlp_.parameters(out);
+  static_cast<Module&>(*mlp_).parameters(out);
 }
 
 }  // namespace rcts

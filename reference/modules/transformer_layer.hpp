@@ -1,6 +1,8 @@
 // Pre-LN GPT transformer layer (DESIGN §4):
 //   h1  = x  + hidden_dropout(attention(input_layernorm(x)))
 //   out = h1 + hidden_dropout(mlp(pre_mlp_layernorm(h1)))
+// where mlp is the dense MLP, or a MoE layer when num_moe_experts > 0 and
+// layer % moe_layer_freq == 0 (module path "layers.<i>.moe").
 // Hidden dropout draws from the device default generator (the residual stream is
 // replicated across TP ranks, so masks must agree). Selective recompute:
 // core_attn and mlp are normal checkpoints; layernorm is output-discarding: both
@@ -12,12 +14,14 @@
 #include "reference/modules/attention.hpp"
 #include "reference/modules/layernorm.hpp"
 #include "reference/modules/mlp.hpp"
+#include "reference/modules/moe.hpp"
 
 namespace rcts {
 
 struct SelectiveRecompute {
   bool core_attn = false;
   bool mlp = false;
+  bool moe = false;  // the whole MoE layer (normal checkpointing)
   bool layernorm = false;
   static SelectiveRecompute from(const Config& c);  // all false in eval or without selective
 };
@@ -44,7 +48,9 @@ class TransformerLayer final : public Module {
   LayerNorm input_layernorm_;
   SelfAttention attention_;
   LayerNorm pre_mlp_layernorm_;
-  Mlp mlp_;
+  bool is_moe_;
+  std::unique_ptr<Module> mlp_;  // Mlp or MoeLayer
+  bool recompute_mlp_;           // checkpoint mlp_ as a whole (selective "mlp" or "moe")
   DropoutSite attn_dropout_, mlp_dropout_;
 };
 

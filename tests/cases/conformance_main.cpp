@@ -4,6 +4,7 @@
 // baseline's golden digests only, for the cases that keep a golden file).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <iostream>
 
 #include "harness/lib/runner.hpp"
@@ -63,6 +64,8 @@ int main(int argc, char** argv) {
   }
   for (const auto& c : cases) {
     if (RCTS_GOLDEN_ONLY && !c.expect.golden) continue;
+    // Multi-rank cases run under mpiexec (label mpi), one CTest per world size.
+    if (std::find(c.ranks.begin(), c.ranks.end(), 1) == c.ranks.end()) continue;
     const std::string suite = c.id.substr(0, c.id.find('.'));
     ::testing::RegisterTest(suite.c_str(), test_name(c.id).c_str(), nullptr, nullptr, c.file.string().c_str(), 1,
                             [&c]() -> ::testing::Test* { return new CaseTest(&c); });

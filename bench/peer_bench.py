@@ -1,0 +1,258 @@
+#!/usr/bin/python3
+"""Peer benchmark: the rcts reference GPT block against the same block in PyTorch (CPU).
+
+Run through scripts/peer-bench (it installs PyTorch/NumPy/OpenBLAS from apt when
+missing and builds rcts-bench). Standalone:
+
+    /usr/bin/python3 bench/peer_bench.py --rcts-bench build/rcts-bench [options]
+
+Both sides run the same configuration: L pre-LN GPT layers (LN, QKV linear, causal
+softmax attention with attention dropout, output projection, hidden dropout + residual,
+LN, fc1, GeLU (tanh), fc2, hidden dropout + residual), fp32 on the PyTorch side and the
+activation dtype given by --dtype on the rcts side (default f32), loss
+0.5 * mean((y - target)^2), backward to the input and all parameters. One "step" is one
+micro-batch forward + backward.
+
+Recompute modes (same names as rcts-bench):
+  none           no recompute
+  core_attn      torch.utils.checkpoint around softmax(QK^T) dropout · V
+  mlp            checkpoint around fc1 -> GeLU -> fc2
+  layernorm      checkpoint around each LayerNorm (approximation: rcts discards the LN
+                 output after its consumer saved it; the recomputed work is the same)
+  selective_all  checkpoint(LN1), checkpoint(core attention), checkpoint(LN2 + MLP)
+                 (same recomputed work as rcts's core_attn + mlp + layernorm)
+  full           checkpoint around each whole layer (full, uniform, 1 layer per chunk)
+
+The two sides alternate for --rounds rounds (PyTorch first in even rounds, rcts first
+in odd ones), so drifting machine load hits both; min and median over all rounds are
+reported, and the ratio rcts/PyTorch of the minima.
+"""
+import argparse
+import json
+import math
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+MODES = ["none", "core_attn", "mlp", "layernorm", "selective_all", "full"]
+
+
+def parse_args():
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--rcts-bench", required=True, help="path to the rcts-bench executable")
+    p.add_argument("--layers", type=int, default=4)
+    p.add_argument("--hidden", type=int, default=256)
+    p.add_argument("--heads", type=int, default=4)
+    p.add_argument("--seq", type=int, default=256)
+    p.add_argument("--batch", type=int, default=2)
+    p.add_argument("--ffn", type=int, default=1024)
+    p.add_argument("--dropout", type=float, default=0.1)
+    p.add_argument("--dtype", default="f32", help="rcts activation dtype (PyTorch always runs fp32)")
+    p.add_argument("--threads", type=int, default=2, help="torch.set_num_threads and OMP_NUM_THREADS for rcts")
+    p.add_argument("--rounds", type=int, default=5)
+    p.add_argument("--reps", type=int, default=3, help="timed steps per mode per round, each side")
+    p.add_argument("--warmup", type=int, default=2, help="untimed steps per mode (PyTorch: first round only)")
+    p.add_argument("--modes", default=",".join(MODES))
+    p.add_argument("--json", help="write all raw times and the summary as JSON")
+    return p.parse_args()
+
+
+def blas_libraries():
+    """Shared libraries mapped into this process that look like BLAS/LAPACK/oneDNN."""
+    libs = set()
+    try:
+        with open("/proc/self/maps") as f:
+            for line in f:
+                path = line.split()[-1] if len(line.split()) >= 6 else ""
+                name = os.path.basename(path)
+                if any(k in name for k in ("blas", "lapack", "mkl", "dnnl", "gomp", "omp")):
+                    libs.add(os.path.realpath(path))
+    except OSError:
+        pass
+    return sorted(libs)
+
+
+def build_torch(args):
+    import torch
+    import torch.nn as nn
+    import torch.nn.functional as F
+    from torch.utils.checkpoint import checkpoint
+
+    h, a, s, b, ffn, p = args.hidden, args.heads, args.seq, args.batch, args.ffn, args.dropout
+    d = h // a
+    scale = 1.0 / math.sqrt(d)
+    causal = torch.ones(s, s, dtype=torch.bool).triu(1)  # True above the diagonal: masked
+
+    class GptLayer(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.ln1 = nn.LayerNorm(h, eps=1e-5)
+            self.qkv = nn.Linear(h, 3 * h)
+            self.proj = nn.Linear(h, h)
+            self.ln2 = nn.LayerNorm(h, eps=1e-5)
+            self.fc1 = nn.Linear(h, ffn)
+            self.fc2 = nn.Linear(ffn, h)
+
+        @staticmethod
+        def core_attn(q, k, v):  # [b, a, s, d] each
+            scores = torch.matmul(q, k.transpose(-2, -1)) * scale
+            scores = scores.masked_fill(causal, float("-inf"))
+            probs = torch.softmax(scores, dim=-1)
+            probs = F.dropout(probs, p=p, training=True)
+            return torch.matmul(probs, v)  # [b, a, s, d]
+
+        def mlp(self, x):
+            return self.fc2(F.gelu(self.fc1(x), approximate="tanh"))
+
+        def ln2_mlp(self, x):
+            return self.mlp(self.ln2(x))
+
+        def forward(self, x, mode):  # x: [s, b, h]
+            ck = lambda f, *t: checkpoint(f, *t)  # reentrant (torch 1.13 default), RNG state preserved
+            ln1 = ck(self.ln1, x) if mode in ("layernorm", "selective_all") else self.ln1(x)
+            qkv = self.qkv(ln1).view(s, b, a, 3 * d)
+            q, k, v = qkv.split(d, dim=-1)  # Megatron layout: per head [q | k | v]
+            q, k, v = (t.permute(1, 2, 0, 3) for t in (q, k, v))  # [b, a, s, d]
+            if mode in ("core_attn", "selective_all"):
+                ctx = ck(self.core_attn, q, k, v)
+            else:
+                ctx = self.core_attn(q, k, v)
+            ctx = ctx.permute(2, 0, 1, 3).reshape(s, b, h)
+            h1 = x + F.dropout(self.proj(ctx), p=p, training=True)
+            if mode == "selective_all":
+                m = ck(self.ln2_mlp, h1)
+            else:
+                ln2 = ck(self.ln2, h1) if mode == "layernorm" else self.ln2(h1)
+                m = ck(self.mlp, ln2) if mode == "mlp" else self.mlp(ln2)
+            return h1 + F.dropout(m, p=p, training=True)
+
+    torch.manual_seed(1234)
+    layers = [GptLayer() for _ in range(args.layers)]
+    params = [q for l in layers for q in l.parameters()]
+
+    def step(mode):
+        for q in params:
+            q.grad = None
+        t0 = time.perf_counter()
+        x = torch.rand(s, b, h) * 2 - 1
+        x.requires_grad_(True)
+        target = torch.rand(s, b, h) * 2 - 1
+        y = x
+        for layer in layers:
+            if mode == "full":
+                y = checkpoint(layer, y, mode)
+            else:
+                y = layer(y, mode)
+        loss = 0.5 * ((y - target) ** 2).mean()
+        loss.backward()
+        return time.perf_counter() - t0
+
+    return step
+
+
+def run_rcts(args, modes, reps, warmup):
+    env = dict(os.environ)
+    env["OMP_NUM_THREADS"] = str(args.threads)
+    with tempfile.NamedTemporaryFile(suffix=".json", delete=False) as tf:
+        out = tf.name
+    try:
+        cmd = [args.rcts_bench, "--layers", str(args.layers), "--hidden", str(args.hidden), "--heads",
+               str(args.heads), "--seq", str(args.seq), "--batch", str(args.batch), "--ffn", str(args.ffn),
+               "--dropout", str(args.dropout), "--dtype", args.dtype, "--threads", str(args.threads),
+               "--repeats", str(reps), "--warmup", str(warmup), "--modes", ",".join(modes), "--no-gemm",
+               "--quiet", "--json", out]
+        subprocess.run(cmd, env=env, check=True)
+        with open(out) as f:
+            res = json.load(f)
+    finally:
+        os.unlink(out)
+    return {m["name"]: m for m in res["modes"]}
+
+
+def main():
+    args = parse_args()
+    modes = [m for m in args.modes.split(",") if m]
+    for m in modes:
+        if m not in MODES:
+            sys.exit(f"peer_bench: unknown mode {m!r} (known: {', '.join(MODES)})")
+    import torch
+
+    torch.set_num_threads(args.threads)
+    step = build_torch(args)
+
+    print("== environment")
+    print(f"python {sys.version.split()[0]}  torch {torch.__version__}  torch threads {torch.get_num_threads()}  "
+          f"rcts OMP_NUM_THREADS {args.threads}")
+    for var in ("OPENBLAS_CORETYPE", "OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+        print(f"{var}={os.environ.get(var, '(unset)')}")
+    print("torch.__config__.show():")
+    for line in torch.__config__.show().splitlines()[:7]:
+        print("   " + line[:160])
+    # One matmul so the BLAS library is loaded, then list what is mapped.
+    torch.ones(64, 64) @ torch.ones(64, 64)
+    print("BLAS / OpenMP libraries mapped:", ", ".join(blas_libraries()) or "(none found)")
+    try:
+        print("torch.backends.mkldnn enabled:", torch.backends.mkldnn.is_available() and torch.backends.mkldnn.enabled)
+    except Exception:  # noqa: BLE001
+        pass
+    print(f"config: L={args.layers} h={args.hidden} a={args.heads} s={args.seq} b={args.batch} ffn={args.ffn} "
+          f"dropout={args.dropout} rcts dtype={args.dtype} torch fp32; {args.rounds} rounds x {args.reps} steps/mode/side")
+    sys.stdout.flush()
+
+    torch_times = {m: [] for m in modes}
+    rcts_times = {m: [] for m in modes}
+    rcts_info = {}
+    for m in modes:  # PyTorch warm-up (allocator, thread pool, first-touch)
+        for _ in range(args.warmup):
+            step(m)
+    for r in range(args.rounds):
+        order = ("torch", "rcts") if r % 2 == 0 else ("rcts", "torch")
+        for side in order:
+            t0 = time.perf_counter()
+            if side == "torch":
+                for m in modes:
+                    for _ in range(args.reps):
+                        torch_times[m].append(step(m))
+            else:
+                res = run_rcts(args, modes, args.reps, args.warmup)
+                for m in modes:
+                    rcts_times[m].extend(res[m]["times_s"])
+                    rcts_info[m] = res[m]
+            print(f"round {r + 1}/{args.rounds} {side:5s} {time.perf_counter() - t0:6.1f} s", flush=True)
+
+    def stats(v):
+        return min(v), statistics.median(v)
+
+    tn = stats(torch_times["none"]) if "none" in modes else None
+    rn = stats(rcts_times["none"]) if "none" in modes else None
+    print()
+    print("== step time, one micro-batch forward+backward (ms); ratio columns: min / min(none)")
+    hdr = (f"{'mode':14s} {'torch_min':>9s} {'torch_med':>9s} {'rcts_min':>9s} {'rcts_med':>9s} "
+           f"{'rcts/torch':>10s} {'torch_x':>8s} {'rcts_x':>8s} {'pred_x':>7s}")
+    print(hdr)
+    summary = []
+    for m in modes:
+        t_min, t_med = stats(torch_times[m])
+        r_min, r_med = stats(rcts_times[m])
+        tx = t_min / tn[0] if tn else float("nan")
+        rx = r_min / rn[0] if rn else float("nan")
+        pred = rcts_info[m]["predicted_step_ratio"]
+        print(f"{m:14s} {t_min * 1e3:9.1f} {t_med * 1e3:9.1f} {r_min * 1e3:9.1f} {r_med * 1e3:9.1f} "
+              f"{r_min / t_min:10.2f} {tx:8.3f} {rx:8.3f} {pred:7.3f}")
+        summary.append({"mode": m, "torch_min_s": t_min, "torch_median_s": t_med, "rcts_min_s": r_min,
+                        "rcts_median_s": r_med, "rcts_over_torch": r_min / t_min, "torch_ratio_vs_none": tx,
+                        "rcts_ratio_vs_none": rx, "predicted_step_ratio": pred,
+                        "rcts_saved_bytes": rcts_info[m]["saved_bytes"]})
+    print("pred_x = rcts recompute_overhead() step ratio (matmul FLOPs only)")
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"args": vars(args), "torch_times_s": torch_times, "rcts_times_s": rcts_times,
+                       "summary": summary, "torch_version": torch.__version__,
+                       "openblas_coretype": os.environ.get("OPENBLAS_CORETYPE")}, f, indent=2)
+
+
+if __name__ == "__main__":
+    main()
