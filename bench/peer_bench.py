@@ -60,6 +60,21 @@ def parse_args():
     return p.parse_args()
 
 
+def openblas_info(libs):
+    """(core name, threads) that the loaded OpenBLAS reports, or None."""
+    import ctypes
+    for path in libs:
+        if "openblas" not in os.path.basename(path):
+            continue
+        try:
+            lib = ctypes.CDLL(path)
+            lib.openblas_get_corename.restype = ctypes.c_char_p
+            return lib.openblas_get_corename().decode(), lib.openblas_get_num_threads()
+        except (OSError, AttributeError):
+            return None
+    return None
+
+
 def blas_libraries():
     """Shared libraries mapped into this process that look like BLAS/LAPACK/oneDNN."""
     libs = set()
@@ -193,11 +208,20 @@ def main():
         print("   " + line[:160])
     # One matmul so the BLAS library is loaded, then list what is mapped.
     torch.ones(64, 64) @ torch.ones(64, 64)
-    print("BLAS / OpenMP libraries mapped:", ", ".join(blas_libraries()) or "(none found)")
+    libs = blas_libraries()
+    print("BLAS / OpenMP libraries mapped:", ", ".join(libs) or "(none found)")
+    ob = openblas_info(libs)
+    if ob:
+        print(f"OpenBLAS core: {ob[0]}  OpenBLAS threads: {ob[1]}")
+        if ob[0].lower() in ("prescott", "core2", "penryn", "dunnington", "nehalem", "atom", "unknown"):
+            print(f"WARNING: OpenBLAS runs its generic {ob[0]} (SSE) kernels: it did not recognise this CPU. "
+                  "PyTorch's GEMMs are then several times slower than they can be; for a fair comparison rerun "
+                  "with OPENBLAS_CORETYPE=Haswell (AVX2, like rcts's kernel) or SkylakeX (AVX-512).")
     try:
         print("torch.backends.mkldnn enabled:", torch.backends.mkldnn.is_available() and torch.backends.mkldnn.enabled)
     except Exception:  # noqa: BLE001
         pass
+    print("load average (1, 5, 15 min): %.2f %.2f %.2f  cpus: %d" % (*os.getloadavg(), os.cpu_count()))
     print(f"config: L={args.layers} h={args.hidden} a={args.heads} s={args.seq} b={args.batch} ffn={args.ffn} "
           f"dropout={args.dropout} rcts dtype={args.dtype} torch fp32; {args.rounds} rounds x {args.reps} steps/mode/side")
     sys.stdout.flush()
@@ -246,12 +270,18 @@ def main():
                         "rcts_median_s": r_med, "rcts_over_torch": r_min / t_min, "torch_ratio_vs_none": tx,
                         "rcts_ratio_vs_none": rx, "predicted_step_ratio": pred,
                         "rcts_saved_bytes": rcts_info[m]["saved_bytes"]})
-    print("pred_x = rcts recompute_overhead() step ratio (matmul FLOPs only)")
+    print("pred_x = rcts recompute_overhead() step ratio (matmul FLOPs only); torch_x / rcts_x: measured")
+    print(f"PyTorch GEMMs ran on OpenBLAS core {ob[0] if ob else '?'} with {ob[1] if ob else '?'} OpenBLAS thread(s), "
+          f"OPENBLAS_CORETYPE={os.environ.get('OPENBLAS_CORETYPE', '(unset)')}; "
+          "load average now %.2f %.2f %.2f" % os.getloadavg())
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"args": vars(args), "torch_times_s": torch_times, "rcts_times_s": rcts_times,
                        "summary": summary, "torch_version": torch.__version__,
-                       "openblas_coretype": os.environ.get("OPENBLAS_CORETYPE")}, f, indent=2)
+                       "openblas_coretype_env": os.environ.get("OPENBLAS_CORETYPE"),
+                       "openblas_num_threads_env": os.environ.get("OPENBLAS_NUM_THREADS"),
+                       "openblas_core": ob[0] if ob else None, "openblas_threads": ob[1] if ob else None,
+                       "load_average": os.getloadavg()}, f, indent=2)
 
 
 if __name__ == "__main__":

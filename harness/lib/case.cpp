@@ -16,12 +16,13 @@ namespace {
 constexpr int64_t kMax = std::numeric_limits<int32_t>::max();
 
 Expect parse_expect(const JsonReader& r) {
-  r.expect_object({"bitwise", "masks", "masks_across_ranks", "rng", "golden", "memory", "counts", "config_error"});
+  r.expect_object({"bitwise", "masks", "masks_across_ranks", "rng", "golden", "memory", "counts", "offload", "config_error"});
   Expect e;
   if (r.has("bitwise")) e.bitwise = r.at("bitwise").boolean();
   if (r.has("masks")) e.masks = r.at("masks").boolean();
   if (r.has("rng")) e.rng = r.at("rng").boolean();
   if (r.has("golden")) e.golden = r.at("golden").boolean();
+  if (r.has("offload")) e.offload = r.at("offload").boolean();
   if (r.has("masks_across_ranks")) e.masks_across_ranks = r.at("masks_across_ranks").boolean();
   if (r.has("config_error")) e.config_error = r.at("config_error").str();
   if (r.has("memory")) {

@@ -32,6 +32,7 @@ struct Expect {
   bool rng = false;
   bool golden = false;
   bool masks_across_ranks = false;  // multi-rank: which ranks must share or differ in masks
+  bool offload = false;             // offload invariants (bytes, threshold, margin, pool, residency)
   std::optional<MemoryExpect> memory;
   std::vector<CountExpect> counts;
   std::optional<std::string> config_error;  // rule code the config must be rejected with

@@ -219,6 +219,61 @@ CheckResult check_memory(const MemoryExpect& expect, const RunRecord& base, cons
                         " bytes saved per micro-batch)");
 }
 
+CheckResult check_offload(const RunRecord& base, const RunRecord& run, const std::string& label) {
+  const std::string kind = "offload";
+  if (!run.offload) return fail(kind, label + ": offload is not enabled in this run");
+  const OffloadReport& r = *run.offload;
+  const auto& o = run.config.offload;
+  if (r.iterations < 2) return fail(kind, label + ": needs at least 2 micro-batches (the first is warmup)");
+  std::vector<std::string> names = o.fine_grained_activation_offloading ? o.offload_modules : std::vector<std::string>{};
+  if (o.cpu_offloading) names.push_back("layer");
+  int64_t moved = 0;
+  for (const auto& name : names) {
+    auto it = r.by_name.find(name);
+    const OffloadGroupStats st = it == r.by_name.end() ? OffloadGroupStats{} : it->second;
+    if (st.offloaded_bytes == 0)
+      return fail(kind, label + ": offload module '" + name + "' moved no bytes after warmup");
+    if (st.offloaded_bytes != st.reloaded_bytes)
+      return fail(kind, label + ": '" + name + "' offloaded " + std::to_string(st.offloaded_bytes) + " bytes but reloaded " +
+                            std::to_string(st.reloaded_bytes));
+    moved += st.offloaded_bytes;
+  }
+  for (const auto& t : r.tensors) {
+    if (t.offloaded && t.numel < o.min_offloaded_tensor_size)
+      return fail(kind, label + ": " + t.tensor + " (" + std::to_string(t.numel) + " elements) of group " + t.group +
+                            " was offloaded below min_offloaded_tensor_size = " +
+                            std::to_string(o.min_offloaded_tensor_size) + " elements");
+    if (!t.offloaded && t.kept_because == "threshold" && t.numel >= o.min_offloaded_tensor_size)
+      return fail(kind, label + ": " + t.tensor + " kept on device by the threshold but has " + std::to_string(t.numel) +
+                            " elements");
+  }
+  // Margin: per fine-grained name, the group of the last layer (first in backward) stays.
+  const std::string last = "@" + std::to_string(run.config.model.num_layers - 1);
+  for (const auto& t : r.tensors)
+    if (t.offloaded && t.group.size() > last.size() &&
+        t.group.compare(t.group.size() - last.size(), last.size(), last) == 0 && t.group.rfind("layer@", 0) != 0)
+      return fail(kind, label + ": " + t.tensor + " of group " + t.group +
+                            " was offloaded, but the first-in-backward group of each name must stay on device");
+  for (size_t i = 2; i < r.host_pool_allocations.size(); ++i)
+    if (r.host_pool_allocations[i] != r.host_pool_allocations[1])
+      return fail(kind, label + ": the host pool grew after the first offloading iteration (" +
+                            std::to_string(r.host_pool_allocations[1]) + " -> " +
+                            std::to_string(r.host_pool_allocations[i]) + " buffers)");
+  const bool strict = o.link_bandwidth_gbps <= 0;
+  if (strict)
+    for (size_t i = 1; i < run.saved_after_forward.size() && i < base.saved_after_forward.size(); ++i)
+      if (run.saved_after_forward[i] + run.host_resident_after_forward[i] != base.saved_after_forward[i])
+        return fail(kind, label + ": at the end of forward (" + mb_label(run, i) + ") device " +
+                              std::to_string(run.saved_after_forward[i]) + " + host " +
+                              std::to_string(run.host_resident_after_forward[i]) + " bytes != " +
+                              std::to_string(base.saved_after_forward[i]) + " held without offload");
+  char wait[32];
+  std::snprintf(wait, sizeof wait, "%.3f", r.exposed_wait_s * 1e3);
+  return pass(kind, label + ": moved " + std::to_string(moved) + " bytes each way per run; exposed wait " + wait +
+                        " ms; device peak " + std::to_string(run.device_peak) + " bytes with offload vs " +
+                        std::to_string(base.device_peak) + " without");
+}
+
 CheckResult check_counts(const std::vector<CountExpect>& expect, const RunRecord& run, const std::string& label) {
   const std::string kind = "counts";
   const int64_t n = run.micro_batches_total();

@@ -24,6 +24,16 @@ CheckResult check_memory(const MemoryExpect& expect, const RunRecord& base, cons
                          const std::string& label);
 CheckResult check_counts(const std::vector<CountExpect>& expect, const RunRecord& run, const std::string& label);
 
+// Offload invariants (DESIGN §9): every configured module moved bytes; offloaded ==
+// reloaded per group name; only tensors of >= min_offloaded_tensor_size elements
+// moved; the first-in-backward group of each name stayed on device after warmup;
+// the host pool did not grow after the first offloading iteration; and at the end
+// of every forward, device bytes held for backward + bytes resident on the host
+// equal the device bytes of the same config without offload (strict streams). The detail reports bytes
+// moved, exposed wait and device peaks with and without offload.
+// `same_without_offload` is the run's own config with offload switched off.
+CheckResult check_offload(const RunRecord& same_without_offload, const RunRecord& run, const std::string& label);
+
 // The seed DESIGN §5 assigns to a stream on a rank (the oracle, written from the
 // table, independent of reference/rng).
 // The stream a dropout site of `site_kind` must draw from (DESIGN §5): attention ->

@@ -187,6 +187,11 @@ CaseResult run_case_on_this_rank(const Case& c, const RunOptions& o) {
         if (ce.bitwise || ve.bitwise) res.checks.push_back(check_bitwise(base, run, v.name));
         if (ce.rng || ve.rng) res.checks.push_back(check_rng(base, run, v.name));
         if (ce.masks || ve.masks) res.checks.push_back(check_masks(base, run, v.name));
+        if (ce.offload || ve.offload) {
+          Config plain = vcfg;
+          plain.offload.fine_grained_activation_offloading = plain.offload.cpu_offloading = false;
+          res.checks.push_back(check_offload(run_config(plain, vrc), run, v.name));
+        }
         MemoryExpect mem;
         if (ce.memory) mem = *ce.memory;
         if (ve.memory) {
@@ -242,6 +247,9 @@ std::vector<CaseResult> run_cases(const std::vector<Case>& cases, const RunOptio
     if (progress) {
       *progress << progress_line(++i, static_cast<int>(selected.size()), results.back()) << '\n';
       const auto& r = results.back();
+      if (r.outcome == Outcome::pass)
+        for (const auto& ch : r.checks)
+          if (ch.kind == "offload") *progress << "        " << ch.detail << '\n';
       if ((r.outcome == Outcome::fail || r.outcome == Outcome::error) && !r.reason.empty()) {
         std::istringstream lines(r.reason);
         for (std::string line; std::getline(lines, line);) *progress << "        " << line << '\n';

@@ -62,6 +62,12 @@ struct OffloadConfig {
   int64_t min_offloaded_tensor_size = 1024 * 1024;  // ELEMENTS, not bytes
   bool cpu_offloading = false;                      // layer-level (TE-style)
   int cpu_offloading_num_layers = 0;
+  int max_inflight_offloads = 0;     // per group name; 0: unlimited
+  // Copy-stream link model. Bandwidth 0 means strict streams: every copy completes
+  // only when waited for (the worst case of a race, deterministic); > 0 runs copies
+  // asynchronously at that speed so the main stream's exposed wait is measurable.
+  double link_bandwidth_gbps = 0.0;
+  double link_latency_us = 0.0;
 };
 
 struct RunConfig {

@@ -66,6 +66,9 @@ template <class O, class V> void visit_offload(O& o, V&& v) {
   v("min_offloaded_tensor_size", o.min_offloaded_tensor_size);
   v("cpu_offloading", o.cpu_offloading);
   v("cpu_offloading_num_layers", o.cpu_offloading_num_layers);
+  v("max_inflight_offloads", o.max_inflight_offloads);
+  v("link_bandwidth_gbps", o.link_bandwidth_gbps);
+  v("link_latency_us", o.link_latency_us);
 }
 
 template <class R, class V> void visit_run(R& r, V&& v) {

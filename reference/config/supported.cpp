@@ -22,7 +22,7 @@ bool contains(const std::vector<std::string>& v, const std::string& x) {
 Supported Supported::everything() {
   Supported s;
   s.swiglu = s.moe = s.mla = s.gdn = s.tensor_parallel = s.pipeline_parallel = true;
-  s.fine_grained_offload = s.cpu_offloading = s.flash_attention = true;
+  s.fine_grained_offload = s.cpu_offloading = s.flash_attention = s.expert_offload = true;
   return s;
 }
 
@@ -50,6 +50,10 @@ std::vector<ConfigIssue> check_supported(const Config& c, const Supported& s) {
   gap(c.offload.fine_grained_activation_offloading, s.fine_grained_offload,
       "offload.fine_grained_activation_offloading = true", {"offload.fine_grained_activation_offloading"});
   gap(c.offload.cpu_offloading, s.cpu_offloading, "offload.cpu_offloading = true", {"offload.cpu_offloading"});
+  if (c.offload.fine_grained_activation_offloading)
+    for (const char* name : {"expert_fc1", "moe_act"})
+      gap(contains(c.offload.offload_modules, name), s.expert_offload, std::string("offload module '") + name + "'",
+          {"offload.offload_modules"});
   // Selective names the schema accepts but whose module the model lacks.
   const std::vector<std::pair<std::string, bool>> module_feature = {
       {"moe", s.moe}, {"moe_act", s.moe}, {"shared_experts", s.moe}, {"mla_up_proj", s.mla},

@@ -168,6 +168,11 @@ const std::vector<Rule>& rules() {
            e("offload.min_offloaded_tensor_size = " + num(c.offload.min_offloaded_tensor_size) +
                  " must be >= 0 (elements)",
              {"offload.min_offloaded_tensor_size"});
+         check_min(e, "offload.max_inflight_offloads", c.offload.max_inflight_offloads, 0);
+         if (!(c.offload.link_bandwidth_gbps >= 0) || !(c.offload.link_latency_us >= 0))
+           e("offload.link_bandwidth_gbps = " + std::to_string(c.offload.link_bandwidth_gbps) +
+                 " and offload.link_latency_us = " + std::to_string(c.offload.link_latency_us) + " must be >= 0",
+             {"offload.link_bandwidth_gbps", "offload.link_latency_us"});
        }},
 
       // Model shape and parallel layout.

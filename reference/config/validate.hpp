@@ -44,8 +44,9 @@ struct Supported {
   bool gdn = false;
   bool tensor_parallel = true;     // TP > 1 (and so SP, distribute_saved_activations)
   bool pipeline_parallel = false;  // PP > 1
-  bool fine_grained_offload = false;
-  bool cpu_offloading = false;
+  bool fine_grained_offload = true;
+  bool expert_offload = true;      // offload_modules expert_fc1 / moe_act
+  bool cpu_offloading = true;
   bool flash_attention = false;    // only the memory model knows it
   static Supported everything();
 };

@@ -34,6 +34,19 @@ const std::vector<FaultInfo>& all_faults() {
        "under sequence parallelism hidden dropout draws outside the model-parallel-rng fork", 2},
       {Fault::distribute_without_gather, "distribute_without_gather",
        "distribute_saved_activations recomputes from a shard that was never all-gathered", 2},
+      {Fault::reload_without_wait, "reload_without_wait",
+       "offload: backward reads a group without waiting for its reload event (Megatron-LM #7398)"},
+      {Fault::free_before_d2h, "free_before_d2h", "offload: device bytes released before their D2H copy completed"},
+      {Fault::offload_no_margin, "offload_no_margin",
+       "offload: the first-in-backward group of each name is offloaded too (no margin)"},
+      {Fault::offload_threshold_bytes, "offload_threshold_bytes",
+       "offload: min_offloaded_tensor_size compared with bytes instead of elements"},
+      {Fault::offload_wrong_group, "offload_wrong_group",
+       "offload: the prefetch picks a group by layer index instead of group position (TransformerEngine #1959)"},
+      {Fault::offload_dedup_by_storage, "offload_dedup_by_storage",
+       "offload: saved views deduplicated by storage alone, merging distinct views (ms-swift #10157)"},
+      {Fault::moe_act_commit_before_fc2, "moe_act_commit_before_fc2",
+       "offload: the moe_act group is committed before fc2, so its reload comes after moe_act's recompute"},
   };
   return list;
 }

@@ -23,6 +23,13 @@ enum class Fault {
   reduction_arrival_order,   // a collective sum adds the ranks in arrival order (own rank first)
   sp_dropout_outside_fork,   // under sequence parallelism the block forward is not inside the model-parallel-rng fork
   distribute_without_gather, // distributed checkpoint input recomputed from the local shard without the all-gather
+  reload_without_wait,       // offload: backward uses a group without waiting for its reload (Megatron #7398)
+  free_before_d2h,           // offload: device bytes released before the D2H copy completed
+  offload_no_margin,         // offload: the first-in-backward group of each name is offloaded too
+  offload_threshold_bytes,   // offload: min_offloaded_tensor_size compared with bytes, not elements
+  offload_wrong_group,       // offload: prefetch picks the group by layer index, not group position (TE #1959)
+  offload_dedup_by_storage,  // offload: saved views deduplicated by storage alone (ms-swift #10157)
+  moe_act_commit_before_fc2, // offload: the moe_act group is committed before fc2 (not after)
 };
 
 struct FaultInfo {

@@ -10,7 +10,7 @@ SavedHandle SaveContext::save(const Tensor& t, const std::string& tensor_name, C
   RCTS_CHECK(t.defined(), "context '" + path_ + "': saving undefined tensor '" + tensor_name + "'");
   SaveInfo info{path_, tensor_name, category};
   t.storage()->retag(category);
-  if (log_) log_->add({path_, tensor_name, t.nbytes(), category, t.storage()->id(), recompute_});
+  if (log_) log_->add({path_, tensor_name, t.nbytes(), category, t.storage()->id(), t.offset(), recompute_});
   PackedTensor p;
   if (auto* hooks = current_saved_tensor_hooks()) {
     p = hooks->pack(t, info);

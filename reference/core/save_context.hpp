@@ -21,6 +21,7 @@ struct SaveRecord {
   int64_t bytes = 0;
   Category category = Category::saved_activation;
   uint64_t storage_id = 0;
+  int64_t offset = 0;      // element offset of the view in its storage
   bool recompute = false;  // saved by a recompute (in backward)
   std::string key() const { return module_path.empty() ? tensor : module_path + "." + tensor; }
 };

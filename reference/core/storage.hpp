@@ -32,6 +32,10 @@ class Storage {
   bool released() const { return !bytes_; }
 
   void retag(Category c);
+  // Set on outputs an output-discarding checkpoint will release and recompute:
+  // offload leaves them alone (the recompute, not a reload, brings them back).
+  void mark_recomputed_by_checkpoint() { recomputed_by_checkpoint_ = true; }
+  bool recomputed_by_checkpoint() const { return recomputed_by_checkpoint_; }
   Category category() const { return category_; }
   Domain domain() const { return domain_; }
   int64_t nbytes() const { return nbytes_; }
@@ -51,6 +55,7 @@ class Storage {
   Category category_ = Category::activation;
   uint64_t id_ = 0;
   std::string name_;
+  bool recomputed_by_checkpoint_ = false;
 };
 
 }  // namespace rcts

@@ -34,7 +34,7 @@ template <typename F> void by_element_size(DType t, F&& f) {
 }
 }  // namespace
 
-SelfAttention::SelfAttention(Runtime& rt, std::string path, bool recompute_core)
+SelfAttention::SelfAttention(Runtime& rt, std::string path, bool recompute_core, int layer)
     : rt_(rt),
       path_(std::move(path)),
       s_(rt.config.model.seq_length),
@@ -44,48 +44,75 @@ SelfAttention::SelfAttention(Runtime& rt, std::string path, bool recompute_core)
       d_(rt.config.model.hidden_size / rt.config.model.num_attention_heads),
       hl_(a_ * d_),
       recompute_core_(recompute_core),
+      layer_(layer),
       qkv_(rt, path_ + ".qkv", {h_, 3 * h_, true, TpMode::column, 3}),
       proj_(rt, path_ + ".proj", {h_, h_, true, TpMode::row, 1}),
       core_(rt, path_, a_, d_) {}
 
 Tensor SelfAttention::forward(SaveContext& ctx, const Tensor& x) {
   rt_.counters.count_forward(path_);
-  Tensor qkv = qkv_.forward(ctx.child("qkv"), x);
+  Tensor qkv;
+  {
+    auto group = offload_group(rt_, "qkv_linear", layer_);
+    qkv = qkv_.forward(ctx.child("qkv"), x);
+  }
+  offload_commit(rt_, "qkv_linear", layer_);
+  // q, k and v are three views of one (3, b, a, s, d) storage, as Megatron's are views
+  // of the mixed QKV output: offload must keep distinct views apart.
+  Tensor qkv_heads = rt_.activation({3, b_, a_, s_, d_}, path_ + ".qkv_heads");
   std::vector<Tensor> heads;
-  for (const char* n : {"q", "k", "v"}) heads.push_back(rt_.activation({b_, a_, s_, d_}, path_ + "." + n));
+  const char* names[] = {"q", "k", "v"};
+  for (int64_t i = 0; i < 3; ++i) heads.push_back(qkv_heads.rows(i, i + 1).view({b_, a_, s_, d_}, path_ + "." + names[i]));
   by_element_size(rt_.act_dtype(), [&]<typename E>() {
     const E* src = reinterpret_cast<const E*>(qkv.bytes());
     for (int64_t i = 0; i < 3; ++i)
       tokens_to_heads(src, 3 * hl_, i * hl_, reinterpret_cast<E*>(heads[i].bytes()), s_, b_, a_, d_);
   });
   SaveContext& cctx = ctx.child("#core");
-  Tensor context = recompute_core_ ? checkpoint::forward(rt_.rng, core_, cctx, heads).at(0)
-                                   : core_.forward(cctx, heads).at(0);
+  Tensor context;
+  {
+    auto group = offload_group(rt_, "core_attn", layer_);
+    context = recompute_core_ ? checkpoint::forward(rt_.rng, core_, cctx, heads).at(0) : core_.forward(cctx, heads).at(0);
+  }
+  offload_commit(rt_, "core_attn", layer_);
   Tensor merged = rt_.activation({s_ * b_, hl_}, path_ + ".context");
   by_element_size(rt_.act_dtype(), [&]<typename E>() {
     heads_to_tokens(reinterpret_cast<const E*>(context.bytes()), reinterpret_cast<E*>(merged.bytes()), hl_, 0, s_,
                     b_, a_, d_);
   });
-  return proj_.forward(ctx.child("proj"), merged);
+  Tensor out;
+  {
+    auto group = offload_group(rt_, "attn_proj", layer_);
+    out = proj_.forward(ctx.child("proj"), merged);
+  }
+  offload_commit(rt_, "attn_proj", layer_);
+  return out;
 }
 
 Tensor SelfAttention::backward(SaveContext& ctx, const Tensor& dy) {
+  offload_backward_commit(rt_, "attn_proj", layer_);
   Tensor dmerged = proj_.backward(ctx.child("proj"), dy);
+  offload_backward_start(rt_, "attn_proj", layer_);
   Tensor dcontext = rt_.activation({b_, a_, s_, d_}, path_ + ".context.grad");
   by_element_size(rt_.act_dtype(), [&]<typename E>() {
     tokens_to_heads(reinterpret_cast<const E*>(dmerged.bytes()), hl_, 0,
                     reinterpret_cast<E*>(dcontext.bytes()), s_, b_, a_, d_);
   });
   SaveContext& cctx = ctx.child("#core");
+  offload_backward_commit(rt_, "core_attn", layer_);
   auto dheads = recompute_core_ ? checkpoint::backward(rt_.rng, core_, cctx, {dcontext})
                                 : core_.backward(cctx, {dcontext});
+  offload_backward_start(rt_, "core_attn", layer_);
   Tensor dqkv = rt_.activation({s_ * b_, 3 * hl_}, path_ + ".qkv.output.grad");
   by_element_size(rt_.act_dtype(), [&]<typename E>() {
     for (int64_t i = 0; i < 3; ++i)
       heads_to_tokens(reinterpret_cast<const E*>(dheads[i].bytes()),
                       reinterpret_cast<E*>(dqkv.bytes()), 3 * hl_, i * hl_, s_, b_, a_, d_);
   });
-  return qkv_.backward(ctx.child("qkv"), dqkv);
+  offload_backward_commit(rt_, "qkv_linear", layer_);
+  Tensor dx = qkv_.backward(ctx.child("qkv"), dqkv);
+  offload_backward_start(rt_, "qkv_linear", layer_);
+  return dx;
 }
 
 void SelfAttention::parameters(std::vector<Parameter*>& out) {

@@ -14,7 +14,7 @@ namespace rcts {
 
 class SelfAttention final : public Module {
  public:
-  SelfAttention(Runtime& rt, std::string path, bool recompute_core);
+  SelfAttention(Runtime& rt, std::string path, bool recompute_core, int layer = 0);
   using Module::backward;
   using Module::forward;
   Tensor forward(SaveContext& ctx, const Tensor& x) override;   // (s*b, h) -> (s*b, h)
@@ -26,6 +26,7 @@ class SelfAttention final : public Module {
   std::string path_;
   int64_t s_, b_, h_, a_, d_, hl_;  // a_: this rank's heads; hl_ = a_ * d_
   bool recompute_core_;
+  int layer_;  // for offload groups qkv_linear, core_attn, attn_proj
   Linear qkv_, proj_;
   CoreAttention core_;
 };

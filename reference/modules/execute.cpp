@@ -41,6 +41,8 @@ RunRecord execute(const Config& config, RankCoords coords, const ProcessGroups* 
         rec.input_grads.push_back(keep(r.input_grad));
         rec.rng_after.push_back(r.rng_after);
         rec.saved_bytes_per_layer.push_back(r.saved_bytes_per_layer);
+        rec.saved_after_forward.push_back(r.saved_after_forward);
+        rec.host_resident_after_forward.push_back(r.host_resident_after_forward);
         saved_peak = std::max(saved_peak, r.peak_saved_bytes);
       }
       model.finish_step();
@@ -53,6 +55,7 @@ RunRecord execute(const Config& config, RankCoords coords, const ProcessGroups* 
     rec.saved_peak = saved_peak;
   }
   rec.device_peak = rt.memory.domain(Domain::device).peak;
+  if (rt.offload) rec.offload = rt.offload->report();
   rec.masks = rt.masks;
   rec.counts = rt.counters.forwards();
   rec.side_effects = rt.side_effects;

@@ -5,6 +5,7 @@
 // copied out of the run's tracked memory, so the record outlives the Runtime.
 #pragma once
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -33,6 +34,8 @@ struct RunRecord {
   std::map<std::string, ForwardCount> counts;
   std::map<std::string, double> side_effects;
   std::vector<SaveRecord> saves;               // the first micro-batch's save log
+  std::vector<int64_t> saved_after_forward, host_resident_after_forward;  // per (step, micro-batch)
+  std::optional<OffloadReport> offload;         // when offload is on
   int64_t device_peak = 0;                     // over the whole run, all categories
   int64_t saved_peak = 0;                      // saved_activation + checkpoint_input, per-category peaks
   int micro_batches_total() const { return static_cast<int>(losses.size()); }

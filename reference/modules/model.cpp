@@ -62,6 +62,8 @@ MicroBatchResult GptModel::forward_backward(int step, int mb) {
     y = block_.forward(root, x);
   }
   r.saved_bytes_per_layer = block_.saved_bytes_per_layer();
+  r.saved_after_forward = saved_bytes_now(rt_.memory);
+  r.host_resident_after_forward = rt_.offload ? rt_.offload->resident_bytes() : 0;
   // The loss sees the whole sequence on every rank.
   const Tensor y_full = sp ? sp_gather(rt_, y, "output.gathered") : y;
   r.output = y_full;
@@ -83,6 +85,7 @@ MicroBatchResult GptModel::forward_backward(int step, int mb) {
     r.input_grad = block_.backward(root, sp ? sp_shard(rt_, dy, "loss.output.grad.shard") : dy);
   });
   root.clear();
+  if (rt_.offload) rt_.offload->end_iteration();
   r.peak_saved_bytes = rt_.memory.category(Domain::device, Category::saved_activation).peak +
                        rt_.memory.category(Domain::device, Category::checkpoint_input).peak - peak_base;
   r.rng_after = rt_.rng.all_states();

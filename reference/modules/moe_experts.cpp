@@ -119,6 +119,12 @@ Tensor MoeExperts::forward(SaveContext& ctx, const Tensor& x, const std::vector<
   return with_compute_type(rt_.config.gradcheck(), [&]<typename T>() { return forward_t<T>(ctx, plan, xg); });
 }
 
+int MoeExperts::layer_index() const {
+  // path_ is "layers.<i>.moe.experts"; unit tests may use other paths (layer 0).
+  if (path_.rfind("layers.", 0) != 0) return 0;
+  return std::stoi(path_.substr(7));
+}
+
 template <typename T>
 Tensor MoeExperts::forward_t(SaveContext& ctx, const EtpPlan& plan, const Tensor& xg) {
   const int64_t h = hidden_, w1 = fc1_rows_local_, fl = ffn_local_;
@@ -137,27 +143,42 @@ Tensor MoeExperts::forward_t(SaveContext& ctx, const EtpPlan& plan, const Tensor
   };
 
   if (grouped_) {
-    ctx.child("fc1").save(xg, "input");
-    auto xv = to_vector<T>(xg);
-    std::vector<T> av(static_cast<size_t>(plan.gathered() * w1));
-    for (int64_t j = 0; j < L; ++j)
-      fc1(j, xv.data() + off[j] * h, av.data() + off[j] * w1, plan.gathered_counts[static_cast<size_t>(j)]);
+    const int layer = layer_index();
     Tensor a = rt_.activation({plan.gathered(), w1}, path_ + ".fc1.output");
-    store(a, av.data());
+    {
+      // Offload group expert_fc1: the permuted hidden states, released once fc1 ran.
+      auto group = offload_group(rt_, "expert_fc1", layer);
+      ctx.child("fc1").save(xg, "input");
+      auto xv = to_vector<T>(xg);
+      std::vector<T> av(static_cast<size_t>(plan.gathered() * w1));
+      for (int64_t j = 0; j < L; ++j)
+        fc1(j, xv.data() + off[j] * h, av.data() + off[j] * w1, plan.gathered_counts[static_cast<size_t>(j)]);
+      store(a, av.data());
+    }
+    offload_commit(rt_, "expert_fc1", layer);
     SaveContext& actx = ctx.child("#act");
     CheckpointPtr ck;
     Tensor g;
-    if (recompute_act_) {
-      ck = std::make_shared<OutputDiscardingCheckpoint>(rt_.rng, *grouped_act_, actx);
-      ctx.stash(kActCheckpoint, ck);
-      g = ck->forward({a}).at(0);
-    } else {
-      g = grouped_act_->forward(actx, a);
+    {
+      // Offload group moe_act: the fc1 output (the activation's input).
+      auto group = offload_group(rt_, "moe_act", layer);
+      if (recompute_act_) {
+        ck = std::make_shared<OutputDiscardingCheckpoint>(rt_.rng, *grouped_act_, actx);
+        ctx.stash(kActCheckpoint, ck);
+        g = ck->forward({a}).at(0);
+      } else {
+        g = grouped_act_->forward(actx, a);
+      }
     }
+    const bool early = fault_on(Fault::moe_act_commit_before_fc2);
+    if (early) offload_commit(rt_, "moe_act", layer);
     ctx.child("fc2").save(g, "input");
     auto gv = to_vector<T>(g);
     for (int64_t j = 0; j < L; ++j)
       fc2(j, gv.data() + off[j] * fl, yp.data() + off[j] * h, plan.gathered_counts[static_cast<size_t>(j)]);
+    // Delayed commit (after fc2): in backward the fc1 output is back on device before
+    // moe_act's recompute fires.
+    if (!early) offload_commit(rt_, "moe_act", layer);
     // fc2 consumed (and saved) the activation output: release it until backward.
     if (ck && ctx.enabled()) ck->discard_output_and_register_recompute(path_ + ".fc2.output");
   } else {
@@ -221,6 +242,9 @@ Tensor MoeExperts::backward_t(SaveContext& ctx, const EtpPlan& plan, const Tenso
   if (grouped_) {
     const bool late = fault_on(Fault::late_output_recompute);
     CheckpointPtr ck = recompute_act_ ? ctx.stashed<CheckpointPtr>(kActCheckpoint) : nullptr;
+    const int layer = layer_index();
+    const bool early = fault_on(Fault::moe_act_commit_before_fc2);
+    if (!early) offload_backward_commit(rt_, "moe_act", layer);
     // The gradient of the activation's consumer arrived: recompute before fc2's backward.
     if (ck && !late) ck->recompute();
     const Tensor g = ctx.child("fc2").load(0);
@@ -231,14 +255,18 @@ Tensor MoeExperts::backward_t(SaveContext& ctx, const EtpPlan& plan, const Tenso
                plan.gathered_counts[static_cast<size_t>(j)]);
     Tensor dg = rt_.activation({plan.gathered(), fl}, path_ + ".fc2.input.grad");
     store(dg, dgv.data());
+    if (early) offload_backward_commit(rt_, "moe_act", layer);
     if (ck && late) ck->recompute();
     const Tensor da = ck ? ck->backward({dg}).at(0) : grouped_act_->backward(ctx.child("#act"), dg);
+    offload_backward_start(rt_, "moe_act", layer);
     auto dav = to_vector<T>(da);
+    offload_backward_commit(rt_, "expert_fc1", layer);
     const Tensor x = ctx.child("fc1").load(0);
     auto xv = to_vector<T>(x);
     for (int64_t j = 0; j < L; ++j)
       fc1_back(j, dav.data() + off[j] * w1, xv.data() + off[j] * h, dxp.data() + off[j] * h,
                plan.gathered_counts[static_cast<size_t>(j)]);
+    offload_backward_start(rt_, "expert_fc1", layer);
   } else {
     for (int64_t j = 0; j < L; ++j) {
       const int64_t n = plan.gathered_counts[static_cast<size_t>(j)];

@@ -99,6 +99,7 @@ class MoeExperts {
   template <typename T> Tensor backward_t(SaveContext& ctx, const EtpPlan& plan, const Tensor& dyg);
 
   Runtime& rt_;
+  int layer_index() const;  // for the expert_fc1 / moe_act offload groups
   std::string path_;  // "<moe>.experts"
   bool grouped_, recompute_act_, swiglu_;
   int64_t hidden_, ffn_local_, fc1_rows_local_, first_;

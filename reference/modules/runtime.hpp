@@ -11,6 +11,7 @@
 #include "reference/config/config.hpp"
 #include "reference/core/save_context.hpp"
 #include "reference/core/tensor.hpp"
+#include "reference/offload/offload_manager.hpp"
 #include "reference/parallel/communicator.hpp"
 #include "reference/rng/rng.hpp"
 
@@ -68,7 +69,13 @@ struct Runtime {
   Communicator* etp_group = &single;
   Communicator* edp_group = &single;
 
-  explicit Runtime(Config c) : config(std::move(c)) {}
+  // Activation offload (fine-grained or layer-level); null when off.
+  std::unique_ptr<OffloadManager> offload;
+
+  explicit Runtime(Config c) : config(std::move(c)) {
+    if (config.offload.fine_grained_activation_offloading || config.offload.cpu_offloading)
+      offload = std::make_unique<OffloadManager>(memory, config);
+  }
   Runtime(const Runtime&) = delete;
   Runtime& operator=(const Runtime&) = delete;
 
@@ -83,5 +90,19 @@ struct Runtime {
 };
 
 uint64_t fnv1a64(const void* data, size_t n);
+
+// Offload call points (no-ops when offload is off or does not handle the module).
+inline OffloadManager::GroupScope offload_group(Runtime& rt, const std::string& name, int layer) {
+  return OffloadManager::GroupScope(rt.offload.get(), name, layer);
+}
+inline void offload_commit(Runtime& rt, const std::string& name, int layer) {
+  if (rt.offload) rt.offload->commit(name, layer);
+}
+inline void offload_backward_commit(Runtime& rt, const std::string& name, int layer) {
+  if (rt.offload) rt.offload->backward_commit(name, layer);
+}
+inline void offload_backward_start(Runtime& rt, const std::string& name, int layer) {
+  if (rt.offload) rt.offload->backward_start(name, layer);
+}
 
 }  // namespace rcts

@@ -35,9 +35,10 @@ std::unique_ptr<Module> make_mlp(Runtime& rt, const std::string& path, bool moe)
 TransformerLayer::TransformerLayer(Runtime& rt, int index)
     : rt_(rt),
       path_(layer_path(index)),
+      index_(index),
       recompute_(SelectiveRecompute::from(rt.config)),
       input_layernorm_(rt, path_ + ".input_layernorm", rt.config.model.hidden_size),
-      attention_(rt, path_ + ".attention", recompute_.core_attn),
+      attention_(rt, path_ + ".attention", recompute_.core_attn, index),
       pre_mlp_layernorm_(rt, path_ + ".pre_mlp_layernorm", rt.config.model.hidden_size),
       attn_dropout_{path_ + ".attention.hidden_dropout", "hidden", rt.config.model.hidden_dropout},
       mlp_dropout_{path_ + (moe_layer(rt.config, index) ? ".moe" : ".mlp") + ".hidden_dropout", "hidden",
@@ -68,28 +69,45 @@ Tensor TransformerLayer::norm_backward(SaveContext& ctx, const char* name, Layer
 Tensor TransformerLayer::forward(SaveContext& ctx, const Tensor& x) {
   rt_.counters.count_forward(path_);
   rt_.add_side_effect(path_ + ".tokens_seen", static_cast<double>(x.dim(0)));
+  // Layer-level cpu_offloading (TE-style): the whole layer is one offload group.
+  auto layer_group = offload_group(rt_, "layer", index_);
   SaveContext& actx = ctx.child("attention");
   SaveContext& mctx = ctx.child(is_moe_ ? "moe" : "mlp");
 
-  Tensor ln1 = norm_forward(ctx, "input_layernorm", input_layernorm_, x);
+  Tensor ln1;
+  {
+    auto group = offload_group(rt_, "attn_norm", index_);
+    ln1 = norm_forward(ctx, "input_layernorm", input_layernorm_, x);
+  }
   Tensor attn = attention_.forward(actx, ln1);
   if (recompute_.layernorm && ctx.enabled())
     ctx.stashed<CheckpointPtr>("input_layernorm")->discard_output_and_register_recompute(path_ + ".attention.output");
   Tensor h1 = add(rt_, x, dropout_forward(rt_, actx.child("hidden_dropout"), attn_dropout_, attn), path_ + ".residual1");
+  // Delayed commit: the residual add above was the layer input's last forward consumer.
+  offload_commit(rt_, "attn_norm", index_);
 
-  Tensor ln2 = norm_forward(ctx, "pre_mlp_layernorm", pre_mlp_layernorm_, h1);
+  Tensor ln2;
+  {
+    auto group = offload_group(rt_, "mlp_norm", index_);
+    ln2 = norm_forward(ctx, "pre_mlp_layernorm", pre_mlp_layernorm_, h1);
+  }
   SaveContext& mlp_ctx = mctx.child("#body");
   Tensor m = recompute_mlp_ ? checkpoint::forward(rt_.rng, *mlp_, mlp_ctx, {ln2}).at(0)
                             : mlp_->forward(mlp_ctx, ln2);
   if (recompute_.layernorm && ctx.enabled())
     ctx.stashed<CheckpointPtr>("pre_mlp_layernorm")->discard_output_and_register_recompute(mctx.path() + ".output");
-  return add(rt_, h1, dropout_forward(rt_, mctx.child("hidden_dropout"), mlp_dropout_, m), path_ + ".output");
+  Tensor out = add(rt_, h1, dropout_forward(rt_, mctx.child("hidden_dropout"), mlp_dropout_, m), path_ + ".output");
+  offload_commit(rt_, "mlp_norm", index_);
+  offload_commit(rt_, "layer", index_);
+  return out;
 }
 
 Tensor TransformerLayer::backward(SaveContext& ctx, const Tensor& dy) {
   SaveContext& actx = ctx.child("attention");
   SaveContext& mctx = ctx.child(is_moe_ ? "moe" : "mlp");
   const bool late = fault_on(Fault::late_output_recompute);
+  offload_backward_commit(rt_, "layer", index_);
+  offload_backward_commit(rt_, "mlp_norm", index_);
 
   // MLP branch. The gradient of the MLP output arrives: the norm recompute fires.
   Tensor dm = dropout_backward(rt_, mctx.child("hidden_dropout"), mlp_dropout_, dy);
@@ -99,6 +117,8 @@ Tensor TransformerLayer::backward(SaveContext& ctx, const Tensor& dy) {
                                : mlp_->backward(mlp_ctx, dm);
   if (late) norm_fire_recompute(ctx, "pre_mlp_layernorm");
   Tensor dh1 = add(rt_, dy, norm_backward(ctx, "pre_mlp_layernorm", pre_mlp_layernorm_, dln2), path_ + ".residual1.grad");
+  offload_backward_start(rt_, "mlp_norm", index_);
+  offload_backward_commit(rt_, "attn_norm", index_);
 
   // Attention branch.
   Tensor da = dropout_backward(rt_, actx.child("hidden_dropout"), attn_dropout_, dh1);
@@ -106,6 +126,8 @@ Tensor TransformerLayer::backward(SaveContext& ctx, const Tensor& dy) {
   Tensor dln1 = attention_.backward(actx, da);
   if (late) norm_fire_recompute(ctx, "input_layernorm");
   Tensor dx = add(rt_, dh1, norm_backward(ctx, "input_layernorm", input_layernorm_, dln1), path_ + ".input.grad");
+  offload_backward_start(rt_, "attn_norm", index_);
+  offload_backward_start(rt_, "layer", index_);
   ctx.clear();
   return dx;
 }

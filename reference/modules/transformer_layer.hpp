@@ -44,6 +44,7 @@ class TransformerLayer final : public Module {
 
   Runtime& rt_;
   std::string path_;
+  int index_;
   SelectiveRecompute recompute_;
   LayerNorm input_layernorm_;
   SelfAttention attention_;

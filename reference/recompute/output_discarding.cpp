@@ -18,6 +18,8 @@ std::vector<Tensor> OutputDiscardingCheckpoint::forward(const std::vector<Tensor
     CheckpointingScope scope;
     outputs_ = region_.forward(ctx_.child_no_grad("#nograd"), in);
   }
+  if (ctx_.enabled())
+    for (auto& t : outputs_) t.storage()->mark_recomputed_by_checkpoint();
   const auto names = region_.input_names();
   RCTS_CHECK(names.size() == in.size(), "output-discarding checkpoint of '" + ctx_.path() + "': region names " +
                                             std::to_string(names.size()) + " inputs but got " +
