@@ -269,9 +269,17 @@ CheckResult check_offload(const RunRecord& base, const RunRecord& run, const std
                               std::to_string(base.saved_after_forward[i]) + " held without offload");
   char wait[32];
   std::snprintf(wait, sizeof wait, "%.3f", r.exposed_wait_s * 1e3);
+  std::string table;
+  for (const auto& [name, st] : r.by_name) {
+    char line[160];
+    std::snprintf(line, sizeof line, "\n  %-12s offloaded %10lld  reloaded %10lld  kept %10lld bytes  (%d groups, %d margin)",
+                  name.c_str(), static_cast<long long>(st.offloaded_bytes), static_cast<long long>(st.reloaded_bytes),
+                  static_cast<long long>(st.kept_bytes), st.groups, st.margin_groups);
+    table += line;
+  }
   return pass(kind, label + ": moved " + std::to_string(moved) + " bytes each way per run; exposed wait " + wait +
                         " ms; device peak " + std::to_string(run.device_peak) + " bytes with offload vs " +
-                        std::to_string(base.device_peak) + " without");
+                        std::to_string(base.device_peak) + " without" + table);
 }
 
 CheckResult check_counts(const std::vector<CountExpect>& expect, const RunRecord& run, const std::string& label) {

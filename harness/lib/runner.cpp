@@ -4,6 +4,7 @@
 #include <ctime>
 #include <fstream>
 #include <iomanip>
+#include <map>
 #include <ostream>
 #include <sstream>
 
@@ -249,7 +250,10 @@ std::vector<CaseResult> run_cases(const std::vector<Case>& cases, const RunOptio
       const auto& r = results.back();
       if (r.outcome == Outcome::pass)
         for (const auto& ch : r.checks)
-          if (ch.kind == "offload") *progress << "        " << ch.detail << '\n';
+          if (ch.kind == "offload") {
+            std::istringstream lines(ch.detail);
+            for (std::string line; std::getline(lines, line);) *progress << "        " << line << '\n';
+          }
       if ((r.outcome == Outcome::fail || r.outcome == Outcome::error) && !r.reason.empty()) {
         std::istringstream lines(r.reason);
         for (std::string line; std::getline(lines, line);) *progress << "        " << line << '\n';
@@ -376,7 +380,27 @@ std::string explain_case(const Case& c) {
       os << "]";
     }
     os << "\n    plan (segments, * = checkpointed): " << plan_str(recompute_plan(cfg)) << "\n";
-    os << "    offloaded modules: " << (cfg.offload.fine_grained_activation_offloading ? "see offload" : "none") << "\n";
+    if (cfg.offload.fine_grained_activation_offloading || cfg.offload.cpu_offloading) {
+      // A dry run (warmup + one offloading micro-batch) lists what each group moves.
+      Config dry = cfg;
+      dry.run.steps = 1;
+      dry.run.micro_batches = 2;
+      const RunRecord r = execute(dry, c.seed_ranks);
+      os << "    offload (threshold " << cfg.offload.min_offloaded_tensor_size << " elements; margin groups:";
+      for (const auto& g : r.offload->margin_groups) os << ' ' << g;
+      os << "):\n";
+      std::map<std::string, std::vector<std::string>> by_group;
+      for (const auto& t : r.offload->tensors)
+        by_group[t.group].push_back(t.tensor + " (" + std::to_string(t.numel) + ")" +
+                                    (t.offloaded ? "" : " kept: " + t.kept_because));
+      for (const auto& [g, list] : by_group) {
+        os << "      " << g << ":";
+        for (const auto& t : list) os << "\n        " << t;
+        os << "\n";
+      }
+    } else {
+      os << "    offloaded modules: none\n";
+    }
     if (cfg.model.num_moe_experts > 0) {
       os << "    expected saved bytes: the analytic model covers dense layers only\n";
       return;
