@@ -160,6 +160,30 @@ TEST_F(Fixture, DistributeWithOneRankIsTheIdentity) {
   EXPECT_EQ(dx[0].data<double>()[1], want);
 }
 
+// Sequence parallelism runs the block inside a model-parallel-rng fork; the region's
+// own (nested) fork and its default-stream draw must see the same states when the
+// recompute runs in backward, outside any fork.
+TEST_F(Fixture, RecomputeInsideAnOuterForkRedrawsTheSameStreams) {
+  auto run = [&](bool checkpointed) {
+    SetUp();
+    NoisyScale r(*rt);
+    SaveContext ctx("toy", nullptr);
+    {
+      auto outer = rt->rng.tracker().fork(kModelParallelRng);
+      draw(rt->rng.device());  // the outer stream advances before the region
+      if (checkpointed) checkpoint::forward(rt->rng, r, ctx, {ones(4)});
+      else r.forward(ctx, {ones(4)});
+      draw(rt->rng.device());
+    }
+    auto dx = checkpointed ? checkpoint::backward(rt->rng, r, ctx, {ones(4)}) : r.backward(ctx, {ones(4)});
+    return std::make_pair(dx[0].data<double>()[1], rt->rng.all_states());
+  };
+  const auto want = run(false);
+  const auto got = run(true);
+  EXPECT_EQ(got.first, want.first);
+  EXPECT_EQ(got.second, want.second);
+}
+
 TEST_F(Fixture, OutputDiscardingRecomputesIntoTheSameStorage) {
   NoisyScale r(*rt);
   SaveContext ctx("toy", nullptr);
