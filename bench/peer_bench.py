@@ -56,8 +56,37 @@ def parse_args():
     p.add_argument("--reps", type=int, default=3, help="timed steps per mode per round, each side")
     p.add_argument("--warmup", type=int, default=2, help="untimed steps per mode (PyTorch: first round only)")
     p.add_argument("--modes", default=",".join(MODES))
+    p.add_argument("--openblas-threads", type=int, default=None,
+                   help="OPENBLAS_NUM_THREADS for PyTorch (default: the environment's, or 1 when unset: "
+                        "PyTorch's intra-op threads do not govern a generic OpenBLAS, whose own pthreads would "
+                        "otherwise oversubscribe the cores)")
+    p.add_argument("--wait-idle", type=float, default=0,
+                   help="before each side of each round, wait up to this many seconds for a moment when the "
+                        "CPUs are >= 90%% idle (shared machines)")
     p.add_argument("--json", help="write all raw times and the summary as JSON")
     return p.parse_args()
+
+
+def cpu_busy_fraction(interval=1.0):
+    def sample():
+        with open("/proc/stat") as f:
+            v = [int(x) for x in f.readline().split()[1:]]
+        idle = v[3] + v[4]
+        return sum(v[:8]) - idle, idle
+    b1, i1 = sample()
+    time.sleep(interval)
+    b2, i2 = sample()
+    total = (b2 - b1) + (i2 - i1)
+    return (b2 - b1) / total if total else 0.0
+
+
+def wait_idle(max_seconds):
+    """Waits until the CPUs are >= 90% idle over one second; returns the seconds waited."""
+    t0 = time.perf_counter()
+    while time.perf_counter() - t0 < max_seconds:
+        if cpu_busy_fraction() <= 0.10:
+            break
+    return time.perf_counter() - t0
 
 
 def openblas_info(libs):
@@ -193,7 +222,12 @@ def main():
     for m in modes:
         if m not in MODES:
             sys.exit(f"peer_bench: unknown mode {m!r} (known: {', '.join(MODES)})")
-    import torch
+    if args.openblas_threads is not None:
+        os.environ["OPENBLAS_NUM_THREADS"] = str(args.openblas_threads)
+    elif "OPENBLAS_NUM_THREADS" not in os.environ:
+        os.environ["OPENBLAS_NUM_THREADS"] = "1"
+        print("peer_bench: OPENBLAS_NUM_THREADS unset: using 1 (see --openblas-threads)")
+    import torch  # after OPENBLAS_NUM_THREADS: OpenBLAS reads it when it loads
 
     torch.set_num_threads(args.threads)
     step = build_torch(args)
@@ -235,6 +269,8 @@ def main():
     for r in range(args.rounds):
         order = ("torch", "rcts") if r % 2 == 0 else ("rcts", "torch")
         for side in order:
+            waited = wait_idle(args.wait_idle) if args.wait_idle > 0 else 0.0
+            load1 = os.getloadavg()[0]
             t0 = time.perf_counter()
             if side == "torch":
                 for m in modes:
@@ -245,7 +281,8 @@ def main():
                 for m in modes:
                     rcts_times[m].extend(res[m]["times_s"])
                     rcts_info[m] = res[m]
-            print(f"round {r + 1}/{args.rounds} {side:5s} {time.perf_counter() - t0:6.1f} s", flush=True)
+            print(f"round {r + 1}/{args.rounds} {side:5s} {time.perf_counter() - t0:6.1f} s"
+                  f"  (waited {waited:4.1f} s for idle CPUs, load1 {load1:.2f})", flush=True)
 
     def stats(v):
         return min(v), statistics.median(v)

@@ -49,10 +49,10 @@ class TransformerLayer final : public Module {
   LayerNorm input_layernorm_;
   SelfAttention attention_;
   LayerNorm pre_mlp_layernorm_;
+  DropoutSite attn_dropout_, mlp_dropout_;
   bool is_moe_;
   std::unique_ptr<Module> mlp_;  // Mlp or MoeLayer
   bool recompute_mlp_;           // checkpoint mlp_ as a whole (selective "mlp" or "moe")
-  DropoutSite attn_dropout_, mlp_dropout_;
 };
 
 }  // namespace rcts

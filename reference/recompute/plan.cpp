@@ -36,7 +36,11 @@ std::string plan_str(const std::vector<Segment>& plan) {
   std::string s;
   for (const auto& g : plan) {
     if (!s.empty()) s += ' ';
-    s += "[" + std::to_string(g.begin) + "," + std::to_string(g.end) + ")" + (g.checkpointed ? "*" : "");
+    s += '[';
+    s += std::to_string(g.begin);
+    s += ',';
+    s += std::to_string(g.end);
+    s += g.checkpointed ? ")*" : ")";
   }
   return s;
 }
