@@ -65,6 +65,22 @@ TEST(SavedBytes, OneLayerIsExactlyKorthikantiEquationOne) {
   }
 }
 
+// SwiGLU with F = ffn: the MLP saves fc1 input (2), the 2F-wide activation input
+// (4F/h), the F-wide fc2 input (2F/h) and the mask (1): sbh(3 + 6F/h) in bf16, against
+// GeLU's sbh(3 + 4F/h). Megatron's SwiGLU width F = 8h/3 gives 19 sbh, exactly the
+// GeLU MLP at 4h, so the layer is again s*b*h*(34 + 5*a*s/h).
+TEST(SavedBytes, SwigluCoefficientIsThreePlusSixFOverH) {
+  for (auto [h, f] : std::vector<std::array<int, 2>>{{24, 64}, {16, 40}, {32, 96}}) {
+    Config c = dims(2, h, 2, 8, 2, f);
+    c.model.activation = "swiglu";
+    const RunRecord r = execute(c);
+    const int64_t sb = 8 * 2, sbh = sb * h, as2b = 2 * 8 * 8 * 2;
+    // 15 sbh for attention + norms, 5as^2b, and 3 sbh + 6 sbF for the SwiGLU MLP.
+    EXPECT_EQ(r.saved_bytes_per_layer[0][0], 18 * sbh + 6 * sb * f + 5 * as2b) << h << " " << f;
+    if (3 * f == 8 * h) EXPECT_EQ(r.saved_bytes_per_layer[0][0], 34 * sbh + 5 * as2b);
+  }
+}
+
 TEST(SavedBytes, PerTensorBreakdownMatchesTheModel) {
   for (const char* act : {"gelu", "swiglu"}) {
     Config c = dims(2, 16, 2, 8, 2, 40);
