@@ -2,7 +2,6 @@
 // the fields and values), and ConfigError, the rcts::Error thrown for them. Cases
 // with a `config_error` expectation compare ConfigError::code().
 #pragma once
-#include <source_location>
 #include <string>
 #include <vector>
 
@@ -20,7 +19,7 @@ class ConfigError : public Error {
  public:
   ConfigError(std::string code, std::string path, const std::string& message,
               std::vector<ConfigIssue> issues = {},
-              std::source_location loc = std::source_location::current())
+              SourceLocation loc = SourceLocation::current())
       : Error(message, loc), code_(std::move(code)), path_(std::move(path)),
         issues_(std::move(issues)) {}
 

@@ -25,7 +25,7 @@ bool overlaps(const void* a, int64_t a_bytes, const void* b, int64_t b_bytes) {
 
 }  // namespace
 
-void mpi_check(int rc, const char* call, std::source_location loc) {
+void mpi_check(int rc, const char* call, SourceLocation loc) {
   if (rc != MPI_SUCCESS) throw Error(std::string(call) + " failed: " + error_string(rc), loc);
 }
 
@@ -81,7 +81,7 @@ MpiCommunicator::~MpiCommunicator() {
   if (owned_ && comm_ != MPI_COMM_NULL && MpiSession::active()) MPI_Comm_free(&comm_);
 }
 
-void MpiCommunicator::check(int rc, const char* call, std::source_location loc) const {
+void MpiCommunicator::check(int rc, const char* call, SourceLocation loc) const {
   if (rc != MPI_SUCCESS)
     throw Error(std::string(call) + " failed on rank " + std::to_string(rank_) + " of " + std::to_string(size_) +
                     ": " + error_string(rc),

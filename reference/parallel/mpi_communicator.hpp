@@ -18,7 +18,6 @@
 #include <mpi.h>
 
 #include <memory>
-#include <source_location>
 #include <string>
 
 #include "reference/parallel/communicator.hpp"
@@ -26,7 +25,7 @@
 namespace rcts {
 
 // Throws rcts::Error("<call> failed ...: <MPI error string>") unless rc == MPI_SUCCESS.
-void mpi_check(int rc, const char* call, std::source_location loc = std::source_location::current());
+void mpi_check(int rc, const char* call, SourceLocation loc = SourceLocation::current());
 
 // MPI_Init_thread (MPI_THREAD_FUNNELED: OpenMP threads inside kernels never call MPI)
 // and MPI_Finalize as RAII. Idempotent: when MPI is already initialised the session
@@ -74,7 +73,7 @@ class MpiCommunicator final : public Communicator {
   std::unique_ptr<Communicator> split(int color, int key) override;
 
  private:
-  void check(int rc, const char* call, std::source_location loc = std::source_location::current()) const;
+  void check(int rc, const char* call, SourceLocation loc = SourceLocation::current()) const;
   MPI_Comm comm_ = MPI_COMM_NULL;
   bool owned_ = false;
   int rank_ = 0;
