@@ -30,7 +30,7 @@ using namespace rcts::harness;
 namespace {
 
 // True when an MPI launcher started this process (then rcts runs as one rank of many).
-bool launched_by_mpi() {
+[[maybe_unused]] bool launched_by_mpi() {
   for (const char* v : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_RANK", "MPI_LOCALNRANKS"})
     if (std::getenv(v)) return true;
   return false;

@@ -47,7 +47,7 @@ SelfAttention::SelfAttention(Runtime& rt, std::string path, bool recompute_core,
       layer_(layer),
       qkv_(rt, path_ + ".qkv", {h_, 3 * h_, true, TpMode::column, 3}),
       proj_(rt, path_ + ".proj", {h_, h_, true, TpMode::row, 1}),
-      core_(rt, path_, a_, d_) {}
+      core_(rt, path_) {}
 
 Tensor SelfAttention::forward(SaveContext& ctx, const Tensor& x) {
   rt_.counters.count_forward(path_);

@@ -11,8 +11,8 @@ namespace rcts {
 
 using cpu::Trans;
 
-CoreAttention::CoreAttention(Runtime& rt, std::string path, int64_t heads, int64_t head_dim)
-    : rt_(rt), path_(std::move(path)), heads_(heads), head_dim_(head_dim),
+CoreAttention::CoreAttention(Runtime& rt, std::string path)
+    : rt_(rt), path_(std::move(path)),
       dropout_{path_ + ".dropout", "attention", rt.config.model.attention_dropout} {}
 
 namespace {

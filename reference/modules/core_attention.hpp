@@ -14,7 +14,7 @@ namespace rcts {
 
 class CoreAttention final : public Region {
  public:
-  CoreAttention(Runtime& rt, std::string path, int64_t heads, int64_t head_dim);
+  CoreAttention(Runtime& rt, std::string path);
   std::vector<std::string> input_names() const override { return {"q", "k", "v"}; }
   std::vector<Tensor> forward(SaveContext& ctx, const std::vector<Tensor>& qkv) override;
   std::vector<Tensor> backward(SaveContext& ctx, const std::vector<Tensor>& dout) override;
@@ -22,7 +22,6 @@ class CoreAttention final : public Region {
  private:
   Runtime& rt_;
   std::string path_;
-  int64_t heads_, head_dim_;
   DropoutSite dropout_;
 };
 

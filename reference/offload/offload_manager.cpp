@@ -18,7 +18,7 @@ bool contains(const std::vector<std::string>& v, const std::string& s) {
 }  // namespace
 
 OffloadManager::OffloadManager(MemoryTracker& tracker, const Config& config)
-    : tracker_(tracker), config_(config), pool_(tracker), d2h_("d2h", link_of(config.offload)),
+    : config_(config), pool_(tracker), d2h_("d2h", link_of(config.offload)),
       h2d_("h2d", link_of(config.offload)) {}
 
 OffloadManager::~OffloadManager() = default;

@@ -114,7 +114,6 @@ class OffloadManager final : public SavedTensorHooks {
   Group* find(const std::string& name, int layer);
   void issue_reload(Group& g);
 
-  MemoryTracker& tracker_;
   const Config& config_;
   HostPool pool_;
   CopyStream d2h_, h2d_;

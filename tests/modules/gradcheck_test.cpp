@@ -112,7 +112,7 @@ TEST_F(ModuleGradcheck, Linear) {
 }
 
 TEST_F(ModuleGradcheck, CoreAttentionWithDropout) {
-  CoreAttention m(*rt, "attn", 2, 4);
+  CoreAttention m(*rt, "attn");
   const Shape heads{2, 2, 4, 4};
   GradCheck{*rt, m, {random_f64(*rt, heads, "q"), random_f64(*rt, heads, "k"), random_f64(*rt, heads, "v")}, {}, {}}
       .run();

@@ -77,7 +77,9 @@ TEST(SavedBytes, SwigluCoefficientIsThreePlusSixFOverH) {
     const int64_t sb = 8 * 2, sbh = sb * h, as2b = 2 * 8 * 8 * 2;
     // 15 sbh for attention + norms, 5as^2b, and 3 sbh + 6 sbF for the SwiGLU MLP.
     EXPECT_EQ(r.saved_bytes_per_layer[0][0], 18 * sbh + 6 * sb * f + 5 * as2b) << h << " " << f;
-    if (3 * f == 8 * h) EXPECT_EQ(r.saved_bytes_per_layer[0][0], 34 * sbh + 5 * as2b);
+    if (3 * f == 8 * h) {
+      EXPECT_EQ(r.saved_bytes_per_layer[0][0], 34 * sbh + 5 * as2b);
+    }
   }
 }
 
