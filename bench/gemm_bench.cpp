@@ -1,8 +1,8 @@
-// GEMM throughput benchmark (not part of the build or the tests). Prints GFLOP/s,
-// best of several runs, for the suite's typical shapes, all transposes, 1 and 2
-// threads, for the AVX2 path and optionally OpenBLAS's cblas_sgemm for comparison.
+// GEMM throughput benchmark (not a test). Prints GFLOP/s, best of several runs, for
+// the suite's typical shapes, all transposes, 1 and 2 threads, for the AVX2 path and
+// optionally OpenBLAS's cblas_sgemm for comparison.
 //
-// Build (from the repository root, with the library already compiled or directly):
+// CMake target rcts-gemm-bench (bench/CMakeLists.txt). By hand (from the repository root):
 //   g++ -std=c++20 -O3 -ffp-contract=off -fopenmp -I. -c kernels/cpu/gemm.cpp -o /tmp/gemm.o
 //   g++ -std=c++20 -O3 -ffp-contract=off -fopenmp -mavx2 -mfma -I. -c kernels/cpu/gemm_avx2.cpp -o /tmp/gemm_avx2.o
 //   g++ -std=c++20 -O3 -ffp-contract=off -fopenmp -I. bench/gemm_bench.cpp /tmp/gemm.o /tmp/gemm_avx2.o -ldl -o /tmp/gemm_bench

@@ -432,7 +432,7 @@ int main(int argc, char** argv) {
       if (!quiet) std::printf(" %10ld\n", static_cast<long>(g.calls_per_step));
       // Attention GEMMs run single-threaded inside a parallel loop over heads.
       if (g.per_head && t1 > 0) est_gemm_seconds += static_cast<double>(g.calls_per_step) * t1 / run_threads;
-      else est_gemm_seconds += static_cast<double>(g.calls_per_step) * (t_run > 0 ? t_run : t1 / run_threads);
+      else est_gemm_seconds += static_cast<double>(g.calls_per_step) * (t_run > 0 ? t_run : t1);  // no speed-up assumed
     }
     omp_set_num_threads(run_threads);
     out["gemm"] = jg;
