@@ -39,14 +39,20 @@ namespace {
 bool is_swiglu(const Runtime& rt) { return rt.config.model.activation == "swiglu"; }
 }  // namespace
 
-Mlp::Mlp(Runtime& rt, std::string path)
+namespace {
+int64_t width(const Runtime& rt, int64_t intermediate) {
+  return intermediate < 0 ? int64_t{rt.config.model.ffn_hidden_size} : intermediate;
+}
+}  // namespace
+
+Mlp::Mlp(Runtime& rt, std::string path, int64_t intermediate, bool bias)
     : rt_(rt),
       path_(std::move(path)),
       fc1_(rt, path_ + ".fc1",
-           {rt.config.model.hidden_size, (is_swiglu(rt) ? 2 : 1) * int64_t{rt.config.model.ffn_hidden_size}, true,
-            TpMode::column, is_swiglu(rt) ? 2 : 1}),
+           {rt.config.model.hidden_size, (is_swiglu(rt) ? 2 : 1) * width(rt, intermediate), bias, TpMode::column,
+            is_swiglu(rt) ? 2 : 1}),
       act_(rt, path_ + ".act", is_swiglu(rt)),
-      fc2_(rt, path_ + ".fc2", {rt.config.model.ffn_hidden_size, rt.config.model.hidden_size, true, TpMode::row, 1}) {}
+      fc2_(rt, path_ + ".fc2", {width(rt, intermediate), rt.config.model.hidden_size, bias, TpMode::row, 1}) {}
 
 Tensor Mlp::forward(SaveContext& ctx, const Tensor& x) {
   rt_.counters.count_forward(path_);

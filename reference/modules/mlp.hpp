@@ -23,7 +23,8 @@ class Activation final : public Module {
 
 class Mlp final : public Module {
  public:
-  Mlp(Runtime& rt, std::string path);
+  // intermediate < 0: model.ffn_hidden_size. Shared experts use their own width, no bias.
+  Mlp(Runtime& rt, std::string path, int64_t intermediate = -1, bool bias = true);
   using Module::backward;
   using Module::forward;
   std::vector<std::string> input_names() const override { return {"fc1.input"}; }

@@ -37,35 +37,6 @@ MoeRecompute MoeRecompute::from(const Config& c) {
   return r;
 }
 
-// --- SharedExperts -------------------------------------------------------------------
-
-SharedExperts::SharedExperts(Runtime& rt, std::string path, int64_t intermediate)
-    : rt_(rt),
-      path_(std::move(path)),
-      fc1_(rt, path_ + ".fc1",
-           {rt.config.model.hidden_size, (is_swiglu(rt) ? 2 : 1) * intermediate, false, TpMode::column,
-            is_swiglu(rt) ? 2 : 1}),
-      act_(rt, path_ + ".act", is_swiglu(rt)),
-      fc2_(rt, path_ + ".fc2", {intermediate, rt.config.model.hidden_size, false, TpMode::row, 1}) {}
-
-Tensor SharedExperts::forward(SaveContext& ctx, const Tensor& x) {
-  rt_.counters.count_forward(path_);
-  Tensor a = fc1_.forward(ctx.child("fc1"), x);
-  Tensor g = act_.forward(ctx.child("act"), a);
-  return fc2_.forward(ctx.child("fc2"), g);
-}
-
-Tensor SharedExperts::backward(SaveContext& ctx, const Tensor& dy) {
-  Tensor dg = fc2_.backward(ctx.child("fc2"), dy);
-  Tensor da = act_.backward(ctx.child("act"), dg);
-  return fc1_.backward(ctx.child("fc1"), da);
-}
-
-void SharedExperts::parameters(std::vector<Parameter*>& out) {
-  fc1_.parameters(out);
-  fc2_.parameters(out);
-}
-
 // --- MoeLayer ------------------------------------------------------------------------
 
 MoeLayer::MoeLayer(Runtime& rt, std::string path)
@@ -75,7 +46,7 @@ MoeLayer::MoeLayer(Runtime& rt, std::string path)
       router_(rt, path_),
       experts_(rt, path_, recompute_.moe_act) {
   const int64_t s = rt.config.model.moe_shared_expert_intermediate_size;
-  if (s > 0) shared_ = std::make_unique<SharedExperts>(rt, path_ + ".shared_experts", s);
+  if (s > 0) shared_ = std::make_unique<Mlp>(rt, path_ + ".shared_experts", s, /*bias=*/false);
 }
 
 void MoeLayer::parameters(std::vector<Parameter*>& out) {

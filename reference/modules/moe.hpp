@@ -80,24 +80,6 @@ struct MoeRecompute {
   static MoeRecompute from(const Config& c);
 };
 
-class SharedExperts final : public Module {
- public:
-  SharedExperts(Runtime& rt, std::string path, int64_t intermediate);
-  using Module::backward;
-  using Module::forward;
-  std::vector<std::string> input_names() const override { return {"fc1.input"}; }
-  Tensor forward(SaveContext& ctx, const Tensor& x) override;   // (tokens, h) -> (tokens, h)
-  Tensor backward(SaveContext& ctx, const Tensor& dy) override;
-  void parameters(std::vector<Parameter*>& out) override;
-
- private:
-  Runtime& rt_;
-  std::string path_;
-  Linear fc1_;
-  Activation act_;
-  Linear fc2_;
-};
-
 class MoeLayer final : public Module {
  public:
   MoeLayer(Runtime& rt, std::string path);
@@ -121,7 +103,7 @@ class MoeLayer final : public Module {
   MoeRecompute recompute_;
   MoeRouter router_;
   MoeExperts experts_;
-  std::unique_ptr<SharedExperts> shared_;
+  std::unique_ptr<Mlp> shared_;  // shared experts: a bias-free dense MLP on every local token
 };
 
 }  // namespace rcts
