@@ -17,3 +17,56 @@ template <typename T> const T* param_data(const Tensor& p) { return p.data<T>();
 template <typename T> T* param_data(Tensor& p) { return p.data<T>(); }
 
 }  // namespace rcts
+
+namespace rcts {
+
+// Read-only compute-type view of a tensor: its own bytes when it already holds T
+// (f32 activations in an f32 run), else a converted copy. Saves a copy per operand
+// on the hot path; the values are identical either way.
+template <typename T> class ComputeIn {
+ public:
+  explicit ComputeIn(const Tensor& t) : n_(static_cast<size_t>(t.numel())) {
+    if (t.dtype() == dtype_of<T>()) {
+      p_ = t.data<T>();
+    } else {
+      copy_ = to_vector<T>(t);
+      p_ = copy_.data();
+    }
+  }
+  const T* data() const { return p_; }
+  size_t size() const { return n_; }
+  const T& operator[](size_t i) const { return p_[i]; }
+
+ private:
+  std::vector<T> copy_;
+  const T* p_ = nullptr;
+  size_t n_ = 0;
+};
+
+// Compute-type output buffer for a tensor: writes straight into its bytes when it
+// holds T, else into a scratch buffer that commit() rounds into the tensor.
+template <typename T> class ComputeOut {
+ public:
+  explicit ComputeOut(Tensor& t) : t_(t), n_(static_cast<size_t>(t.numel())) {
+    if (t.dtype() == dtype_of<T>()) {
+      p_ = t.data<T>();
+    } else {
+      copy_.resize(n_);
+      p_ = copy_.data();
+    }
+  }
+  T* data() { return p_; }
+  size_t size() const { return n_; }
+  T& operator[](size_t i) { return p_[i]; }
+  void commit() {
+    if (!copy_.empty()) store(t_, copy_.data());
+  }
+
+ private:
+  Tensor& t_;
+  std::vector<T> copy_;
+  T* p_ = nullptr;
+  size_t n_ = 0;
+};
+
+}  // namespace rcts

@@ -31,7 +31,7 @@ std::vector<Tensor> CoreAttention::forward(SaveContext& ctx, const std::vector<T
   ctx.save(v, "v");
   Tensor probs = rt_.activation({q.dim(0), q.dim(1), s, s}, path_ + ".softmax.output");
   with_compute_type(rt_.config.gradcheck(), [&]<typename T>() {
-    auto qv = to_vector<T>(q), kv = to_vector<T>(k);
+    const ComputeIn<T> qv(q), kv(k);
     std::vector<T> scores(static_cast<size_t>(bh * s * s)), pv(scores.size());
     const T scale = attention_scale<T>(d);
 #pragma omp parallel for schedule(static) if (bh * s * s * d >= kHeadsParallelMin)
@@ -53,7 +53,7 @@ std::vector<Tensor> CoreAttention::forward(SaveContext& ctx, const std::vector<T
   if (dropped.storage() != probs.storage()) ctx.save(dropped, "dropout.output");
   Tensor out = rt_.activation(q.shape(), path_ + ".context");
   with_compute_type(rt_.config.gradcheck(), [&]<typename T>() {
-    auto pd = to_vector<T>(dropped), vv = to_vector<T>(v);
+    const ComputeIn<T> pd(dropped), vv(v);
     std::vector<T> ov(static_cast<size_t>(bh * s * d));
 #pragma omp parallel for schedule(static) if (bh * s * s * d >= kHeadsParallelMin)
     for (int64_t h = 0; h < bh; ++h)
@@ -74,7 +74,7 @@ std::vector<Tensor> CoreAttention::backward(SaveContext& ctx, const std::vector<
   Tensor dv = rt_.activation(v.shape(), path_ + ".v.grad");
   // d(dropped probs) in the compute type; dropout backward then works on it.
   with_compute_type(rt_.config.gradcheck(), [&]<typename T>() {
-    auto dov = to_vector<T>(dout.at(0)), vv = to_vector<T>(v), pd = to_vector<T>(dropped);
+    const ComputeIn<T> dov(dout.at(0)), vv(v), pd(dropped);
     std::vector<T> dpd(static_cast<size_t>(bh * s * s)), dvv(vv.size());
 #pragma omp parallel for schedule(static) if (bh * s * s * d >= kHeadsParallelMin)
     for (int64_t h = 0; h < bh; ++h) {
@@ -92,7 +92,7 @@ std::vector<Tensor> CoreAttention::backward(SaveContext& ctx, const std::vector<
     } else {
       dp = dpd;
     }
-    auto pv = to_vector<T>(probs), qv = to_vector<T>(q), kv = to_vector<T>(k);
+    const ComputeIn<T> pv(probs), qv(q), kv(k);
     std::vector<T> ds(dp.size()), dqv(qv.size()), dkv(kv.size());
     cpu::softmax_causal_backward(ds.data(), dp.data(), pv.data(), bh, s);
     const T scale = attention_scale<T>(d);

@@ -22,10 +22,10 @@ Tensor dropout_forward(Runtime& rt, SaveContext& ctx, const DropoutSite& site, c
   ctx.save(mask, "mask");
   Tensor y = rt.activation(x.shape(), site.path + ".output");
   with_compute_type(rt.config.gradcheck(), [&]<typename T>() {
-    auto xv = to_vector<T>(x);
-    std::vector<T> yv(xv.size());
+    const ComputeIn<T> xv(x);
+    ComputeOut<T> yv(y);
     cpu::dropout_forward(yv.data(), xv.data(), mask.data<uint8_t>(), n, site.p);
-    store(y, yv.data());
+    yv.commit();
   });
   return y;
 }
@@ -35,10 +35,10 @@ Tensor dropout_backward(Runtime& rt, SaveContext& ctx, const DropoutSite& site, 
   Tensor mask = ctx.load(0);
   Tensor dx = rt.activation(dy.shape(), site.path + ".input.grad");
   with_compute_type(rt.config.gradcheck(), [&]<typename T>() {
-    auto dyv = to_vector<T>(dy);
-    std::vector<T> dxv(dyv.size());
+    const ComputeIn<T> dyv(dy);
+    ComputeOut<T> dxv(dx);
     cpu::dropout_backward(dxv.data(), dyv.data(), mask.data<uint8_t>(), dy.numel(), site.p);
-    store(dx, dxv.data());
+    dxv.commit();
   });
   return dx;
 }
@@ -47,10 +47,10 @@ Tensor add(Runtime& rt, const Tensor& a, const Tensor& b, std::string name) {
   RCTS_CHECK(a.numel() == b.numel(), "add: '" + a.name() + "' and '" + b.name() + "' differ in size");
   Tensor y = rt.activation(a.shape(), std::move(name));
   with_compute_type(rt.config.gradcheck(), [&]<typename T>() {
-    auto av = to_vector<T>(a);
-    auto bv = to_vector<T>(b);
-    for (size_t i = 0; i < av.size(); ++i) av[i] += bv[i];
-    store(y, av.data());
+    const ComputeIn<T> av(a), bv(b);
+    ComputeOut<T> yv(y);
+    for (size_t i = 0; i < av.size(); ++i) yv[i] = av[i] + bv[i];
+    yv.commit();
   });
   return y;
 }

@@ -20,11 +20,11 @@ Tensor LayerNorm::forward(SaveContext& ctx, const Tensor& x) {
   Tensor y = rt_.activation(x.shape(), path_ + ".output");
   const int64_t rows = x.numel() / hidden_;
   with_compute_type(rt_.config.gradcheck(), [&]<typename T>() {
-    auto xv = to_vector<T>(x);
-    std::vector<T> yv(xv.size());
+    const ComputeIn<T> xv(x);
+    ComputeOut<T> yv(y);
     cpu::layernorm_forward(yv.data(), xv.data(), param_data<T>(weight_.value), param_data<T>(bias_.value), rows,
                            hidden_, static_cast<T>(rt_.config.model.layernorm_epsilon));
-    store(y, yv.data());
+    yv.commit();
   });
   return y;
 }
@@ -34,13 +34,13 @@ Tensor LayerNorm::backward(SaveContext& ctx, const Tensor& dy) {
   Tensor dx = rt_.activation(x.shape(), path_ + ".input.grad");
   const int64_t rows = x.numel() / hidden_;
   with_compute_type(rt_.config.gradcheck(), [&]<typename T>() {
-    auto xv = to_vector<T>(x);
-    auto dyv = to_vector<T>(dy);
-    std::vector<T> dxv(xv.size());
+    const ComputeIn<T> xv(x);
+    const ComputeIn<T> dyv(dy);
+    ComputeOut<T> dxv(dx);
     cpu::layernorm_backward(dxv.data(), param_data<T>(weight_.grad), param_data<T>(bias_.grad), dyv.data(),
                             xv.data(), param_data<T>(weight_.value), rows, hidden_,
                             static_cast<T>(rt_.config.model.layernorm_epsilon));
-    store(dx, dxv.data());
+    dxv.commit();
   });
   return dx;
 }

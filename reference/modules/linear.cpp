@@ -36,7 +36,7 @@ Tensor Linear::forward(SaveContext& ctx, const Tensor& x_in) {
   const int64_t out_rows = (reduce && sp()) ? rows / rt_.tp_group->size() : rows;
   Tensor y = rt_.activation({out_rows, out_}, path_ + ".output");
   with_compute_type(rt_.config.gradcheck(), [&]<typename T>() {
-    auto xv = to_vector<T>(x);
+    const ComputeIn<T> xv(x);
     std::vector<T> yv(static_cast<size_t>(rows * out_));
     cpu::gemm<T>(Trans::N, Trans::T, rows, out_, in_, xv.data(), in_, param_data<T>(weight_.value), in_, yv.data(),
                  out_, false);
@@ -67,8 +67,8 @@ Tensor Linear::backward(SaveContext& ctx, const Tensor& dy_in) {
   const int64_t rows = x.numel() / in_;
   Tensor dx = rt_.activation(saved.shape(), path_ + ".input.grad");
   with_compute_type(rt_.config.gradcheck(), [&]<typename T>() {
-    auto xv = to_vector<T>(x);
-    auto dyv = to_vector<T>(dy);
+    const ComputeIn<T> xv(x);
+    const ComputeIn<T> dyv(dy);
     std::vector<T> dxv(xv.size());
     // dx (rows, in) = dy (rows, out) . W (out, in)
     cpu::gemm<T>(Trans::N, Trans::N, rows, in_, out_, dyv.data(), out_, param_data<T>(weight_.value), in_,

@@ -12,11 +12,11 @@ Tensor Activation::forward(SaveContext& ctx, const Tensor& x) {
   const int64_t rows = x.dim(0), width = x.dim(1), f = swiglu_ ? width / 2 : width;
   Tensor y = rt_.activation({rows, f}, path_ + ".output");
   with_compute_type(rt_.config.gradcheck(), [&]<typename T>() {
-    auto xv = to_vector<T>(x);
-    std::vector<T> yv(static_cast<size_t>(rows * f));
+    const ComputeIn<T> xv(x);
+    ComputeOut<T> yv(y);
     if (swiglu_) cpu::swiglu_forward(yv.data(), xv.data(), rows, f);
     else cpu::gelu_forward(yv.data(), xv.data(), rows * f);
-    store(y, yv.data());
+    yv.commit();
   });
   return y;
 }
@@ -26,11 +26,11 @@ Tensor Activation::backward(SaveContext& ctx, const Tensor& dy) {
   const int64_t rows = x.dim(0), width = x.dim(1), f = swiglu_ ? width / 2 : width;
   Tensor dx = rt_.activation(x.shape(), path_ + ".input.grad");
   with_compute_type(rt_.config.gradcheck(), [&]<typename T>() {
-    auto xv = to_vector<T>(x), dyv = to_vector<T>(dy);
-    std::vector<T> dxv(xv.size());
+    const ComputeIn<T> xv(x), dyv(dy);
+    ComputeOut<T> dxv(dx);
     if (swiglu_) cpu::swiglu_backward(dxv.data(), dyv.data(), xv.data(), rows, f);
     else cpu::gelu_backward(dxv.data(), dyv.data(), xv.data(), rows * f);
-    store(dx, dxv.data());
+    dxv.commit();
   });
   return dx;
 }
