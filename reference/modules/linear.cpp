@@ -37,24 +37,28 @@ Tensor Linear::forward(SaveContext& ctx, const Tensor& x_in) {
   Tensor y = rt_.activation({out_rows, out_}, path_ + ".output");
   with_compute_type(rt_.config.gradcheck(), [&]<typename T>() {
     const ComputeIn<T> xv(x);
-    std::vector<T> yv(static_cast<size_t>(rows * out_));
-    cpu::gemm<T>(Trans::N, Trans::T, rows, out_, in_, xv.data(), in_, param_data<T>(weight_.value), in_, yv.data(),
-                 out_, false);
-    if (reduce) {
-      if (sp()) {
-        std::vector<T> part(static_cast<size_t>(out_rows * out_));
-        rt_.tp_group->reduce_scatter_sum(yv.data(), part.data(), out_rows * out_);
-        yv.swap(part);
-      } else {
-        rt_.tp_group->all_reduce_sum(yv.data(), rows * out_);
-      }
-    }
-    if (spec_.bias) {
+    const T* w = param_data<T>(weight_.value);
+    auto add_bias = [&](T* yp) {
+      if (!spec_.bias) return;
       const T* b = param_data<T>(bias_.value);
       for (int64_t r = 0; r < out_rows; ++r)
-        for (int64_t o = 0; o < out_; ++o) yv[static_cast<size_t>(r * out_ + o)] += b[o];
+        for (int64_t o = 0; o < out_; ++o) yp[r * out_ + o] += b[o];
+    };
+    if (!(reduce && sp())) {
+      // The product lands in the output itself (f32) or in one scratch buffer.
+      ComputeOut<T> yo(y);
+      cpu::gemm<T>(Trans::N, Trans::T, rows, out_, in_, xv.data(), in_, w, in_, yo.data(), out_, false);
+      if (reduce) rt_.tp_group->all_reduce_sum(yo.data(), rows * out_);
+      add_bias(yo.data());
+      yo.commit();
+    } else {
+      std::vector<T> yv(static_cast<size_t>(rows * out_));
+      cpu::gemm<T>(Trans::N, Trans::T, rows, out_, in_, xv.data(), in_, w, in_, yv.data(), out_, false);
+      ComputeOut<T> yo(y);
+      rt_.tp_group->reduce_scatter_sum(yv.data(), yo.data(), out_rows * out_);
+      add_bias(yo.data());
+      yo.commit();
     }
-    store(y, yv.data());
   });
   return y;
 }
@@ -77,13 +81,16 @@ Tensor Linear::backward(SaveContext& ctx, const Tensor& dy_in) {
     cpu::gemm<T>(Trans::T, Trans::N, out_, in_, rows, dyv.data(), out_, xv.data(), in_,
                  param_data<T>(weight_.grad), in_, true);
     if (spec_.bias) {
-      // db += sum over tokens, in token order, column by column.
+      // db += sum over tokens, in token order, for every column: each column's partial
+      // sum starts at 0 and adds rows in order (rows outer, columns inner so the loop
+      // vectorises across columns; the per-column order is unchanged).
       T* db = param_data<T>(bias_.grad);
-      for (int64_t o = 0; o < out_; ++o) {
-        T acc = 0;
-        for (int64_t r = 0; r < rows; ++r) acc += dyv[static_cast<size_t>(r * out_ + o)];
-        db[o] += acc;
+      std::vector<T> acc(static_cast<size_t>(out_), T(0));
+      for (int64_t r = 0; r < rows; ++r) {
+        const T* row = dyv.data() + r * out_;
+        for (int64_t o = 0; o < out_; ++o) acc[static_cast<size_t>(o)] += row[o];
       }
+      for (int64_t o = 0; o < out_; ++o) db[o] += acc[static_cast<size_t>(o)];
     }
     if (column) {
       if (sp()) {

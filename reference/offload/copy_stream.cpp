@@ -71,6 +71,9 @@ void CopyStream::run() {
     } catch (...) {
       error = std::current_exception();
     }
+    // Drop the copy's captures (storages, host buffers) before the event says done:
+    // a waiter that then frees its last reference must really free the bytes.
+    op.fn = nullptr;
     {
       std::lock_guard lock(op.event->mu_);
       op.event->done_ = true;
