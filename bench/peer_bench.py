@@ -4,7 +4,7 @@
 Run through scripts/peer-bench (it installs PyTorch/NumPy/OpenBLAS from apt when
 missing and builds rcts-bench). Standalone:
 
-    /usr/bin/python3 bench/peer_bench.py --rcts-bench build/rcts-bench [options]
+    /usr/bin/python3 bench/peer_bench.py --rcts-bench build/bench/rcts-bench [options]
 
 Both sides run the same configuration: L pre-LN GPT layers (LN, QKV linear, causal
 softmax attention with attention dropout, output projection, hidden dropout + residual,
