@@ -1,6 +1,7 @@
 #include "reference/core/storage.hpp"
 
 #include <atomic>
+#include <cstdlib>
 #include <cstring>
 #include <new>
 
@@ -12,9 +13,20 @@ namespace {
 constexpr std::align_val_t kAlign{64};
 std::atomic<uint64_t> next_id{1};
 
-std::byte* alloc_bytes(int64_t n) {
+// RCTS_POISON_UNINITIALIZED=1 fills uninitialized allocations with 0xFF (NaN in f32
+// and bf16), so an op that reads bytes it did not write shows up as a golden failure.
+bool poison_uninitialized() {
+  static const bool on = [] {
+    const char* v = std::getenv("RCTS_POISON_UNINITIALIZED");
+    return v && *v && *v != '0';
+  }();
+  return on;
+}
+
+std::byte* alloc_bytes(int64_t n, bool zero) {
   auto* p = static_cast<std::byte*>(::operator new(static_cast<size_t>(n > 0 ? n : 1), kAlign));
-  std::memset(p, 0, static_cast<size_t>(n > 0 ? n : 1));
+  if (zero) std::memset(p, 0, static_cast<size_t>(n > 0 ? n : 1));
+  else if (poison_uninitialized()) std::memset(p, 0xFF, static_cast<size_t>(n > 0 ? n : 1));
   return p;
 }
 }  // namespace
@@ -22,11 +34,11 @@ std::byte* alloc_bytes(int64_t n) {
 void Storage::Free::operator()(std::byte* p) const { ::operator delete(p, kAlign); }
 
 std::shared_ptr<Storage> Storage::allocate(MemoryTracker* tracker, Domain domain, Category category,
-                                           int64_t bytes, std::string name) {
+                                           int64_t bytes, std::string name, bool zero) {
   RCTS_CHECK(bytes >= 0, "negative allocation of " + std::to_string(bytes) + " bytes for '" + name + "'");
   if (tracker) tracker->on_alloc(domain, category, bytes);
   std::shared_ptr<Storage> s(new Storage());
-  s->bytes_.reset(alloc_bytes(bytes));
+  s->bytes_.reset(alloc_bytes(bytes, zero));
   s->nbytes_ = bytes;
   s->tracker_ = tracker;
   s->domain_ = domain;

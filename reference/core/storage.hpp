@@ -14,9 +14,10 @@ namespace rcts {
 
 class Storage {
  public:
-  // Allocates zero-filled bytes. `tracker` may be null (untracked scratch).
+  // Allocates zero-filled bytes (or, with zero = false, bytes the caller overwrites
+  // completely: op outputs). `tracker` may be null (untracked scratch).
   static std::shared_ptr<Storage> allocate(MemoryTracker* tracker, Domain domain, Category category,
-                                           int64_t bytes, std::string name);
+                                           int64_t bytes, std::string name, bool zero = true);
   ~Storage();
   Storage(const Storage&) = delete;
   Storage& operator=(const Storage&) = delete;

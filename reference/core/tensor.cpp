@@ -19,16 +19,24 @@ int64_t shape_numel(const Shape& s) {
   return n;
 }
 
-Tensor Tensor::empty(const Shape& shape, DType dtype, const Placement& where, std::string name) {
+Tensor Tensor::create(const Shape& shape, DType dtype, const Placement& where, std::string name, bool zero) {
   for (auto d : shape)
     RCTS_CHECK(d >= 0, "tensor '" + name + "': negative dimension in shape " + shape_str(shape));
   Tensor t;
   t.storage_ = Storage::allocate(where.tracker, where.domain, where.category,
-                                 shape_numel(shape) * static_cast<int64_t>(dtype_size(dtype)), name);
+                                 shape_numel(shape) * static_cast<int64_t>(dtype_size(dtype)), name, zero);
   t.shape_ = shape;
   t.dtype_ = dtype;
   t.name_ = std::move(name);
   return t;
+}
+
+Tensor Tensor::empty(const Shape& shape, DType dtype, const Placement& where, std::string name) {
+  return create(shape, dtype, where, std::move(name), true);
+}
+
+Tensor Tensor::uninitialized(const Shape& shape, DType dtype, const Placement& where, std::string name) {
+  return create(shape, dtype, where, std::move(name), false);
 }
 
 const std::byte* Tensor::bytes() const {

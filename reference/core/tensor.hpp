@@ -37,7 +37,9 @@ struct Placement {
 class Tensor {
  public:
   Tensor() = default;
+  // Zero-filled. uninitialized(): for outputs an op writes completely.
   static Tensor empty(const Shape& shape, DType dtype, const Placement& where, std::string name);
+  static Tensor uninitialized(const Shape& shape, DType dtype, const Placement& where, std::string name);
 
   bool defined() const { return storage_ != nullptr; }
   const Shape& shape() const { return shape_; }
@@ -73,6 +75,7 @@ class Tensor {
 
  private:
   void check_dtype(DType want) const;
+  static Tensor create(const Shape& shape, DType dtype, const Placement& where, std::string name, bool zero);
   std::shared_ptr<Storage> storage_;
   int64_t offset_ = 0;
   Shape shape_;

@@ -84,8 +84,10 @@ struct Runtime {
   bool training() const { return config.run.training; }
   Placement place(Category c = Category::activation) { return {&memory, Domain::device, c}; }
   // A new activation tensor (op output) in the activation dtype on the device domain.
+  // Not zero-filled: every op writes its whole output (the determinism tests and
+  // goldens would see any read of stale bytes).
   Tensor activation(const Shape& shape, std::string name) {
-    return Tensor::empty(shape, act_dtype(), place(), std::move(name));
+    return Tensor::uninitialized(shape, act_dtype(), place(), std::move(name));
   }
 };
 
