@@ -32,7 +32,8 @@ std::vector<Tensor> CoreAttention::forward(SaveContext& ctx, const std::vector<T
   Tensor probs = rt_.activation({q.dim(0), q.dim(1), s, s}, path_ + ".softmax.output");
   with_compute_type(rt_.config.gradcheck(), [&]<typename T>() {
     const ComputeIn<T> qv(q), kv(k);
-    std::vector<T> scores(static_cast<size_t>(bh * s * s)), pv(scores.size());
+    std::vector<T> scores(static_cast<size_t>(bh * s * s));
+    ComputeOut<T> pv(probs);
     const T scale = attention_scale<T>(d);
 #pragma omp parallel for schedule(static) if (bh * s * s * d >= kHeadsParallelMin)
     for (int64_t h = 0; h < bh; ++h) {
@@ -41,7 +42,7 @@ std::vector<Tensor> CoreAttention::forward(SaveContext& ctx, const std::vector<T
       for (int64_t i = 0; i < s * s; ++i) sc[i] *= scale;
     }
     cpu::softmax_causal_forward(pv.data(), scores.data(), bh, s);
-    store(probs, pv.data());
+    pv.commit();
   });
   ctx.save(probs, "softmax.output");
   SaveContext& dctx = ctx.child("dropout");
@@ -54,12 +55,12 @@ std::vector<Tensor> CoreAttention::forward(SaveContext& ctx, const std::vector<T
   Tensor out = rt_.activation(q.shape(), path_ + ".context");
   with_compute_type(rt_.config.gradcheck(), [&]<typename T>() {
     const ComputeIn<T> pd(dropped), vv(v);
-    std::vector<T> ov(static_cast<size_t>(bh * s * d));
+    ComputeOut<T> ov(out);
 #pragma omp parallel for schedule(static) if (bh * s * s * d >= kHeadsParallelMin)
     for (int64_t h = 0; h < bh; ++h)
       cpu::gemm<T>(Trans::N, Trans::N, s, d, s, pd.data() + h * s * s, s, vv.data() + h * s * d, d,
                    ov.data() + h * s * d, d, false);
-    store(out, ov.data());
+    ov.commit();
   });
   return {out};
 }

@@ -73,10 +73,21 @@ Tensor Linear::backward(SaveContext& ctx, const Tensor& dy_in) {
   with_compute_type(rt_.config.gradcheck(), [&]<typename T>() {
     const ComputeIn<T> xv(x);
     const ComputeIn<T> dyv(dy);
-    std::vector<T> dxv(xv.size());
-    // dx (rows, in) = dy (rows, out) . W (out, in)
-    cpu::gemm<T>(Trans::N, Trans::N, rows, in_, out_, dyv.data(), out_, param_data<T>(weight_.value), in_,
-                 dxv.data(), in_, false);
+    const T* w = param_data<T>(weight_.value);
+    // dx (rows, in) = dy (rows, out) . W (out, in): into dx itself unless SP's
+    // reduce-scatter needs the full-length partial first.
+    if (column && sp()) {
+      std::vector<T> full(xv.size());
+      cpu::gemm<T>(Trans::N, Trans::N, rows, in_, out_, dyv.data(), out_, w, in_, full.data(), in_, false);
+      ComputeOut<T> dxo(dx);
+      rt_.tp_group->reduce_scatter_sum(full.data(), dxo.data(), saved.numel());
+      dxo.commit();
+    } else {
+      ComputeOut<T> dxo(dx);
+      cpu::gemm<T>(Trans::N, Trans::N, rows, in_, out_, dyv.data(), out_, w, in_, dxo.data(), in_, false);
+      if (column) rt_.tp_group->all_reduce_sum(dxo.data(), rows * in_);
+      dxo.commit();
+    }
     // dW (out, in) += dy^T (out, rows) . x (rows, in): the token reduction follows the GEMM's k order.
     cpu::gemm<T>(Trans::T, Trans::N, out_, in_, rows, dyv.data(), out_, xv.data(), in_,
                  param_data<T>(weight_.grad), in_, true);
@@ -92,16 +103,6 @@ Tensor Linear::backward(SaveContext& ctx, const Tensor& dy_in) {
       }
       for (int64_t o = 0; o < out_; ++o) db[o] += acc[static_cast<size_t>(o)];
     }
-    if (column) {
-      if (sp()) {
-        std::vector<T> part(static_cast<size_t>(saved.numel()));
-        rt_.tp_group->reduce_scatter_sum(dxv.data(), part.data(), saved.numel());
-        dxv.swap(part);
-      } else {
-        rt_.tp_group->all_reduce_sum(dxv.data(), rows * in_);
-      }
-    }
-    store(dx, dxv.data());
   });
   return dx;
 }
