@@ -72,7 +72,7 @@ Tensor SelfAttention::forward(SaveContext& ctx, const Tensor& x) {
   Tensor context;
   {
     auto group = offload_group(rt_, "core_attn", layer_);
-    context = recompute_core_ ? checkpoint::forward(rt_.rng, core_, cctx, heads).at(0) : core_.forward(cctx, heads).at(0);
+    context = checkpoint::run_forward(recompute_core_, rt_.rng, core_, cctx, heads).at(0);
   }
   offload_commit(rt_, "core_attn", layer_);
   Tensor merged = rt_.activation({s_ * b_, hl_}, path_ + ".context");
@@ -100,8 +100,7 @@ Tensor SelfAttention::backward(SaveContext& ctx, const Tensor& dy) {
   });
   SaveContext& cctx = ctx.child("#core");
   offload_backward_commit(rt_, "core_attn", layer_);
-  auto dheads = recompute_core_ ? checkpoint::backward(rt_.rng, core_, cctx, {dcontext})
-                                : core_.backward(cctx, {dcontext});
+  auto dheads = checkpoint::run_backward(recompute_core_, rt_.rng, core_, cctx, {dcontext});
   offload_backward_start(rt_, "core_attn", layer_);
   Tensor dqkv = rt_.activation({s_ * b_, 3 * hl_}, path_ + ".qkv.output.grad");
   by_element_size(rt_.act_dtype(), [&]<typename E>() {

@@ -74,8 +74,7 @@ Tensor MoeLayer::forward(SaveContext& ctx, const Tensor& x) {
   Tensor shared;
   if (shared_) {
     SaveContext& sctx = ctx.child("shared_experts").child("#body");
-    shared = recompute_.shared_experts ? checkpoint::forward(rt_.rng, *shared_, sctx, {x}).at(0)
-                                       : shared_->forward(sctx, x);
+    shared = checkpoint::run_forward(recompute_.shared_experts, rt_.rng, *shared_, sctx, {x}).at(0);
   }
 
   Tensor y = rt_.activation({tokens, h}, path_ + ".output");
@@ -149,8 +148,7 @@ Tensor MoeLayer::backward(SaveContext& ctx, const Tensor& dy) {
   Tensor dxsh;
   if (shared_) {
     SaveContext& sctx = ctx.child("shared_experts").child("#body");
-    dxsh = recompute_.shared_experts ? checkpoint::backward(rt_.rng, *shared_, sctx, {dy}).at(0)
-                                     : shared_->backward(sctx, dy);
+    dxsh = checkpoint::run_backward(recompute_.shared_experts, rt_.rng, *shared_, sctx, {dy}).at(0);
   }
 
   Tensor dx = rt_.activation({tokens, h}, path_ + ".input.grad");

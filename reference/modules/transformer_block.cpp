@@ -54,8 +54,7 @@ Tensor TransformerBlock::forward(SaveContext& ctx, const Tensor& x) {
     const int64_t before = saved_bytes_now(rt_.memory);
     SaveContext& sctx = ctx.child("#segment" + std::to_string(g));
     const CheckpointOptions options{rt_.config.recompute.distribute_saved_activations, rt_.tp_group};
-    h = plan_[g].checkpointed ? checkpoint::forward(rt_.rng, *chunks_[g], sctx, {h}, options).at(0)
-                              : chunks_[g]->forward(sctx, {h}).at(0);
+    h = checkpoint::run_forward(plan_[g].checkpointed, rt_.rng, *chunks_[g], sctx, {h}, options).at(0);
     for (int i = plan_[g].begin; i < plan_[g].end; ++i) saved_per_layer_[static_cast<size_t>(i)] = 0;
     saved_per_layer_[static_cast<size_t>(plan_[g].begin)] = saved_bytes_now(rt_.memory) - before;
   }
@@ -66,8 +65,7 @@ Tensor TransformerBlock::backward(SaveContext& ctx, const Tensor& dy) {
   Tensor d = dy;
   for (size_t g = plan_.size(); g-- > 0;) {
     SaveContext& sctx = ctx.child("#segment" + std::to_string(g));
-    d = plan_[g].checkpointed ? checkpoint::backward(rt_.rng, *chunks_[g], sctx, {d}).at(0)
-                              : chunks_[g]->backward(sctx, {d}).at(0);
+    d = checkpoint::run_backward(plan_[g].checkpointed, rt_.rng, *chunks_[g], sctx, {d}).at(0);
   }
   return d;
 }

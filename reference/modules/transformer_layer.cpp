@@ -92,8 +92,7 @@ Tensor TransformerLayer::forward(SaveContext& ctx, const Tensor& x) {
     ln2 = norm_forward(ctx, "pre_mlp_layernorm", pre_mlp_layernorm_, h1);
   }
   SaveContext& mlp_ctx = mctx.child("#body");
-  Tensor m = recompute_mlp_ ? checkpoint::forward(rt_.rng, *mlp_, mlp_ctx, {ln2}).at(0)
-                            : mlp_->forward(mlp_ctx, ln2);
+  Tensor m = checkpoint::run_forward(recompute_mlp_, rt_.rng, *mlp_, mlp_ctx, {ln2}).at(0);
   if (recompute_.layernorm && ctx.enabled())
     ctx.stashed<CheckpointPtr>("pre_mlp_layernorm")->discard_output_and_register_recompute(mctx.path() + ".output");
   Tensor out = add(rt_, h1, dropout_forward(rt_, mctx.child("hidden_dropout"), mlp_dropout_, m), path_ + ".output");
@@ -113,8 +112,7 @@ Tensor TransformerLayer::backward(SaveContext& ctx, const Tensor& dy) {
   Tensor dm = dropout_backward(rt_, mctx.child("hidden_dropout"), mlp_dropout_, dy);
   if (!late) norm_fire_recompute(ctx, "pre_mlp_layernorm");
   SaveContext& mlp_ctx = mctx.child("#body");
-  Tensor dln2 = recompute_mlp_ ? checkpoint::backward(rt_.rng, *mlp_, mlp_ctx, {dm}).at(0)
-                               : mlp_->backward(mlp_ctx, dm);
+  Tensor dln2 = checkpoint::run_backward(recompute_mlp_, rt_.rng, *mlp_, mlp_ctx, {dm}).at(0);
   if (late) norm_fire_recompute(ctx, "pre_mlp_layernorm");
   Tensor dh1 = add(rt_, dy, norm_backward(ctx, "pre_mlp_layernorm", pre_mlp_layernorm_, dln2), path_ + ".residual1.grad");
   offload_backward_start(rt_, "mlp_norm", index_);

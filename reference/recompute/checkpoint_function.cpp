@@ -125,4 +125,14 @@ std::vector<Tensor> backward(Rng& rng, Region& region, SaveContext& ctx, const s
   return grads;
 }
 
+std::vector<Tensor> run_forward(bool checkpointed, Rng& rng, Region& region, SaveContext& ctx,
+                                const std::vector<Tensor>& in, const CheckpointOptions& options) {
+  return checkpointed ? forward(rng, region, ctx, in, options) : region.forward(ctx, in);
+}
+
+std::vector<Tensor> run_backward(bool checkpointed, Rng& rng, Region& region, SaveContext& ctx,
+                                 const std::vector<Tensor>& dout) {
+  return checkpointed ? backward(rng, region, ctx, dout) : region.backward(ctx, dout);
+}
+
 }  // namespace rcts::checkpoint

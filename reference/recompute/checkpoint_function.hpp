@@ -26,6 +26,13 @@ std::vector<Tensor> forward(Rng& rng, Region& region, SaveContext& ctx, const st
 // Recomputes and differentiates `region`; returns the input gradients. Clears ctx.
 std::vector<Tensor> backward(Rng& rng, Region& region, SaveContext& ctx, const std::vector<Tensor>& dout);
 
+// Runs `region` as a checkpoint when `checkpointed`, else plainly (saving into ctx):
+// the one switch every recompute site makes.
+std::vector<Tensor> run_forward(bool checkpointed, Rng& rng, Region& region, SaveContext& ctx,
+                                const std::vector<Tensor>& in, const CheckpointOptions& options = {});
+std::vector<Tensor> run_backward(bool checkpointed, Rng& rng, Region& region, SaveContext& ctx,
+                                 const std::vector<Tensor>& dout);
+
 // Runs `region` forward under RNG snapshot `snap` inside fork_rng, saving into `rc`
 // (shared by both checkpoint kinds; honours the RNG mutants).
 std::vector<Tensor> recompute_forward(Rng& rng, Region& region, SaveContext& rc, const RngStates& snap,
