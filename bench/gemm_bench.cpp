@@ -5,8 +5,10 @@
 // CMake target rcts-gemm-bench (bench/CMakeLists.txt). By hand (from the repository root):
 //   g++ -std=c++20 -O3 -ffp-contract=off -fopenmp -I. -c kernels/cpu/gemm.cpp -o /tmp/gemm.o
 //   g++ -std=c++20 -O3 -ffp-contract=off -fopenmp -mavx2 -mfma -I. -c kernels/cpu/gemm_avx2.cpp -o /tmp/gemm_avx2.o
-//   g++ -std=c++20 -O3 -ffp-contract=off -fopenmp -I. bench/gemm_bench.cpp /tmp/gemm.o /tmp/gemm_avx2.o -ldl -o /tmp/gemm_bench
-// Run:  /tmp/gemm_bench [portable] [M N K ...]   (default: the shapes listed in main)
+//   g++ -std=c++20 -O3 -ffp-contract=off -fopenmp -mavx2 -mfma -mavx512f -mavx512dq -mavx512bw -mavx512vl -I.
+//     -c kernels/cpu/gemm_avx512.cpp -o /tmp/gemm_avx512.o  (the line above continues here)
+//   g++ -std=c++20 -O3 -ffp-contract=off -fopenmp -I. bench/gemm_bench.cpp /tmp/gemm*.o -ldl -o /tmp/gemm_bench
+// Run:  /tmp/gemm_bench [portable|avx2|avx512] [M N K ...]   (default: the shapes listed in main)
 //   RCTS_BENCH_OPENBLAS=/path/to/libopenblas.so.0 adds an OpenBLAS column.
 #include <dlfcn.h>
 #include <omp.h>
@@ -70,10 +72,12 @@ double best_seconds(F&& f) {
 
 int main(int argc, char** argv) {
   int arg = 1;
-  if (argc > arg && std::strcmp(argv[arg], "portable") == 0) {
-    rcts::cpu::set_gemm_path(rcts::cpu::GemmPath::portable);
-    ++arg;
-  }
+  for (auto p : {rcts::cpu::GemmPath::portable, rcts::cpu::GemmPath::avx2, rcts::cpu::GemmPath::avx512})
+    if (argc > arg && std::strcmp(argv[arg], rcts::cpu::gemm_path_name(p)) == 0) {
+      rcts::cpu::set_gemm_path(p);
+      ++arg;
+      break;
+    }
   load_openblas();
   g_cputime = std::getenv("RCTS_BENCH_CPUTIME") != nullptr;
   if (const char* sec = std::getenv("RCTS_BENCH_SECONDS")) g_seconds = std::atof(sec);
@@ -82,7 +86,7 @@ int main(int argc, char** argv) {
   if (argc - arg >= 3) shapes.clear();
   for (; argc - arg >= 3; arg += 3)
     shapes.push_back({std::atoll(argv[arg]), std::atoll(argv[arg + 1]), std::atoll(argv[arg + 2])});
-  std::printf("path=%s\n", rcts::cpu::active_gemm_path() == rcts::cpu::GemmPath::avx2 ? "avx2" : "portable");
+  std::printf("path=%s\n", rcts::cpu::gemm_path_name(rcts::cpu::active_gemm_path()));
   std::printf("%5s %5s %5s %3s %3s %10s %10s\n", "M", "N", "K", "op", "thr", "rcts", g_sgemm ? "openblas" : "");
   for (const auto& s : shapes) {
     const int64_t M = s[0], N = s[1], K = s[2];

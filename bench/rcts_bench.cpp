@@ -309,7 +309,7 @@ int main(int argc, char** argv) {
   json out;
   out["config"] = config_json(base);
   out["threads"] = run_threads;
-  out["gemm_path"] = rcts::cpu::active_gemm_path() == rcts::cpu::GemmPath::avx2 ? "avx2" : "portable";
+  out["gemm_path"] = rcts::cpu::gemm_path_name(rcts::cpu::active_gemm_path());
   if (const char* v = std::getenv("OMP_NUM_THREADS")) out["OMP_NUM_THREADS"] = v;
   out["repeats"] = repeats;
   out["warmup"] = warmup;

@@ -108,15 +108,37 @@ bool gemm_avx2_supported() {
   return ok;
 }
 
+bool gemm_avx512_supported() {
+  // The AVX-512 file is compiled with F, DQ, BW and VL; libgcc reports them only when
+  // the OS saves the ZMM and mask state.
+  static const bool ok = gemm_avx2_supported() && __builtin_cpu_supports("avx512f") &&
+                         __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512bw") &&
+                         __builtin_cpu_supports("avx512vl");
+  return ok;
+}
+
+const char* gemm_path_name(GemmPath p) {
+  switch (p) {
+    case GemmPath::portable: return "portable";
+    case GemmPath::avx2: return "avx2";
+    case GemmPath::avx512: return "avx512";
+    case GemmPath::automatic: break;
+  }
+  return "automatic";
+}
+
 void set_gemm_path(GemmPath p) {
   if (p == GemmPath::avx2 && !gemm_avx2_supported())
     throw std::runtime_error("set_gemm_path(avx2): this CPU lacks AVX2 or FMA");
+  if (p == GemmPath::avx512 && !gemm_avx512_supported())
+    throw std::runtime_error("set_gemm_path(avx512): this CPU lacks AVX-512 F/DQ/BW/VL");
   g_path.store(p, std::memory_order_relaxed);
 }
 
 GemmPath active_gemm_path() {
   const GemmPath p = g_path.load(std::memory_order_relaxed);
   if (p != GemmPath::automatic) return p;
+  if (gemm_avx512_supported()) return GemmPath::avx512;
   return gemm_avx2_supported() ? GemmPath::avx2 : GemmPath::portable;
 }
 
@@ -131,9 +153,14 @@ void gemm(Trans ta, Trans tb, int64_t M, int64_t N, int64_t K, const T* A, int64
     return;
   }
   if constexpr (std::is_same_v<T, float>) {
-    if (active_gemm_path() == GemmPath::avx2) {
-      detail::gemm_f32_avx2(ta, tb, M, N, K, A, lda, B, ldb, C, ldc, accumulate);
-      return;
+    switch (active_gemm_path()) {
+      case GemmPath::avx512:
+        detail::gemm_f32_avx512(ta, tb, M, N, K, A, lda, B, ldb, C, ldc, accumulate);
+        return;
+      case GemmPath::avx2:
+        detail::gemm_f32_avx2(ta, tb, M, N, K, A, lda, B, ldb, C, ldc, accumulate);
+        return;
+      default: break;
     }
   }
   gemm_portable<T>(ta, tb, M, N, K, A, lda, B, ldb, C, ldc, accumulate);

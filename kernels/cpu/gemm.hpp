@@ -23,9 +23,10 @@
 // op(B) = B (K x N, ldb) or B^T (B stored N x K, ldb). C is M x N with row stride ldc.
 // C must not alias A or B.
 //
-// Paths: float uses a packed, register-blocked AVX2/FMA micro-kernel when the CPU has
-// AVX2+FMA, otherwise a portable std::fma loop; double always uses the portable loop
-// (it serves gradcheck runs). OpenMP threads split only output tiles.
+// Paths: float uses a packed, register-blocked micro-kernel, AVX-512 (12x32) when the
+// CPU has AVX-512 F/DQ/BW/VL, else AVX2/FMA (6x16) when it has AVX2+FMA, otherwise a
+// portable std::fma loop; double always uses the portable loop (it serves gradcheck
+// runs). OpenMP threads split only output tiles.
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -47,22 +48,27 @@ extern template void gemm<float>(Trans, Trans, int64_t, int64_t, int64_t, const 
 extern template void gemm<double>(Trans, Trans, int64_t, int64_t, int64_t, const double*, int64_t,
                                   const double*, int64_t, double*, int64_t, bool);
 
-// Which float implementation gemm() uses. automatic = avx2 when the CPU (and OS)
-// support AVX2 and FMA, portable otherwise. For tests and benchmarks; the results are
-// the same bits either way, only speed differs. Selecting avx2 on a CPU without it
+// Which float implementation gemm() uses. automatic = the widest path the CPU (and
+// OS) support: avx512, else avx2, else portable. For tests and benchmarks; the results
+// are the same bits on every path, only speed differs. Selecting a path the CPU lacks
 // throws std::runtime_error. Process-wide setting.
-enum class GemmPath { automatic, portable, avx2 };
+enum class GemmPath { automatic, portable, avx2, avx512 };
 void set_gemm_path(GemmPath p);
 // The path float gemm() uses now (never `automatic`).
 GemmPath active_gemm_path();
-// Whether this CPU can run the AVX2 path.
+// Whether this CPU can run the AVX2 / the AVX-512 path.
 bool gemm_avx2_supported();
+bool gemm_avx512_supported();
+// "portable", "avx2", "avx512" or "automatic".
+const char* gemm_path_name(GemmPath p);
 
 namespace detail {
 // Internal entry points; call gemm() instead. Same arguments and contract; the
 // caller has already checked the arguments (M, N, K > 0) and CPU support.
 void gemm_f32_avx2(Trans ta, Trans tb, int64_t M, int64_t N, int64_t K, const float* A, int64_t lda,
                    const float* B, int64_t ldb, float* C, int64_t ldc, bool accumulate);
+void gemm_f32_avx512(Trans ta, Trans tb, int64_t M, int64_t N, int64_t K, const float* A, int64_t lda,
+                     const float* B, int64_t ldb, float* C, int64_t ldc, bool accumulate);
 // Scratch for packed panels: 64-byte aligned, owned by the calling thread, reused
 // across calls (valid until that thread's next call). Throws std::bad_alloc.
 float* gemm_scratch(std::size_t n_floats);

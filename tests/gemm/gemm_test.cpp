@@ -26,9 +26,10 @@ constexpr int64_t KC = kGemmKC;
 std::vector<GemmPath> float_paths() {
   std::vector<GemmPath> p{GemmPath::portable};
   if (gemm_avx2_supported()) p.push_back(GemmPath::avx2);
+  if (gemm_avx512_supported()) p.push_back(GemmPath::avx512);
   return p;
 }
-const char* path_name(GemmPath p) { return p == GemmPath::avx2 ? "avx2" : "portable"; }
+const char* path_name(GemmPath p) { return gemm_path_name(p); }
 
 // One case: random operands (leading dims padded by `pad`, padding NaN), reference vs
 // each requested path on the same initial C.
@@ -240,20 +241,27 @@ TEST(GemmAccuracy, FloatAndDoubleCloseToLongDouble) {
 TEST(GemmApi, PathSelection) {
   PathGuard guard;
   EXPECT_NE(active_gemm_path(), GemmPath::automatic);
-  EXPECT_EQ(active_gemm_path(), gemm_avx2_supported() ? GemmPath::avx2 : GemmPath::portable);
+  EXPECT_EQ(active_gemm_path(), gemm_avx512_supported() ? GemmPath::avx512
+                                 : gemm_avx2_supported() ? GemmPath::avx2
+                                                         : GemmPath::portable);
   set_gemm_path(GemmPath::portable);
   EXPECT_EQ(active_gemm_path(), GemmPath::portable);
-  if (gemm_avx2_supported()) {
-    set_gemm_path(GemmPath::avx2);
-    EXPECT_EQ(active_gemm_path(), GemmPath::avx2);
-  } else {
-    EXPECT_THROW(set_gemm_path(GemmPath::avx2), std::runtime_error);
+  for (auto [p, ok] : {std::pair{GemmPath::avx2, gemm_avx2_supported()},
+                       std::pair{GemmPath::avx512, gemm_avx512_supported()}}) {
+    if (ok) {
+      set_gemm_path(p);
+      EXPECT_EQ(active_gemm_path(), p);
+    } else {
+      EXPECT_THROW(set_gemm_path(p), std::runtime_error) << gemm_path_name(p);
+    }
   }
 }
 
+// The sweeps above compare every path this CPU has; say so when one cannot run.
 TEST(GemmApi, AvailablePathsListed) {
   if (!gemm_avx2_supported()) GTEST_SKIP() << "CPU lacks AVX2+FMA: only the portable path is tested";
-  EXPECT_EQ(float_paths().size(), 2u);
+  if (!gemm_avx512_supported()) GTEST_SKIP() << "CPU lacks AVX-512: the avx512 path is not tested";
+  EXPECT_EQ(float_paths().size(), 3u);
 }
 
 TEST(GemmApi, RejectsBadArguments) {
