@@ -1,4 +1,4 @@
-// rcts-bench: step time of the reference GPT block under each recompute mode, next to
+// rcts-bench: step time of the reference GPT block under each recompute (and offload) mode, next to
 // the FLOP model's prediction, plus GEMM throughput at the block's shapes (issue 7).
 //
 // One "step" here is one micro-batch forward + backward (GptModel::forward_backward),
@@ -8,7 +8,9 @@
 // the recompute FLOPs of the memory model), the measured overhead (mode / none) next to
 // recompute_overhead()'s predicted step ratio, and the saved bytes per micro-batch
 // (sum of the block's measured saved_bytes_per_layer; the analytic stage_memory() next
-// to it). Every mode must give the bitwise-same first loss as "none" (column "same").
+// to it), the op scratch held at once (device workspace) and, for the offload mode,
+// the bytes moved per step. Every mode must give the bitwise-same first loss as
+// "none" (column "same").
 //
 //   rcts-bench [--layers 4 --hidden 256 --heads 4 --seq 256 --batch 2 --ffn 1024]
 //              [--dtype f32|bf16|f64] [--dropout 0.1] [--threads N] [--repeats 10]
@@ -58,9 +60,8 @@ double median(std::vector<double> v) {
 double min_of(const std::vector<double>& v) { return v.empty() ? 0 : *std::min_element(v.begin(), v.end()); }
 
 // ---------------------------------------------------------------------------------
-// Recompute modes. THE EXTENSION POINT: a mode is a name and an edit of the Config;
-// to benchmark another strategy (e.g. activation offload once the reference has it:
-// set config.offload.* here), append an entry to this list. Nothing else changes —
+// Modes. THE EXTENSION POINT: a mode is a name and an edit of the Config; to
+// benchmark another strategy, append an entry to this list. Nothing else changes —
 // the table, the JSON, the FLOP prediction and the peer script's --modes all key on
 // the name.
 struct Mode {
@@ -95,6 +96,18 @@ std::vector<Mode> all_modes() {
          c.recompute.recompute_method = "uniform";
          c.recompute.recompute_num_layers = 1;
        }},
+      // Every dense module group offloaded (tensors of >= 1024 elements), no recompute;
+      // strict copy streams, so each reload waits for its copy: the copying is all
+      // exposed, the worst case of a real overlap.
+      {"offload", "fine-grained offload of the five dense module groups",
+       [](Config& c) {
+         c.recompute.recompute_granularity.reset();
+         c.recompute.recompute_method.reset();
+         c.recompute.recompute_num_layers.reset();
+         c.offload.fine_grained_activation_offloading = true;
+         c.offload.offload_modules = {"attn_norm", "qkv_linear", "core_attn", "attn_proj", "mlp_norm"};
+         c.offload.min_offloaded_tensor_size = 1024;
+       }},
   };
 }
 
@@ -111,6 +124,9 @@ struct ModeRun {
   bool have_first = false;
   rcts::RecomputeOverhead predicted;
   int64_t model_saved_bytes = 0;  // stage_memory(config).stored_bytes
+  int64_t workspace_peak = 0;      // op scratch held at once (device workspace), last call
+  int64_t workspace_heap_allocations = 0;  // the workspace pool's heap allocations, after the last call
+  int64_t offloaded_bytes = 0;     // device -> host bytes per call, after warm-up (offload modes)
 
   void step() {
     // Housekeeping outside the timed region: the mask log and save log would
@@ -129,6 +145,14 @@ struct ModeRun {
     }
     saved_bytes = 0;
     for (int64_t b : r.saved_bytes_per_layer) saved_bytes += b;
+    workspace_peak = rt->memory.category(rcts::Domain::device, rcts::Category::workspace).peak;
+    workspace_heap_allocations = rt->workspace.heap_allocations();
+    if (rt->offload) {
+      const rcts::OffloadReport rep = rt->offload->report();
+      int64_t total = 0;
+      for (const auto& [name, g] : rep.by_name) total += g.offloaded_bytes;
+      offloaded_bytes = rep.iterations > 0 ? total / rep.iterations : 0;
+    }
     peak_saved_bytes = r.peak_saved_bytes;
     times.push_back(t);
   }
@@ -362,8 +386,8 @@ int main(int argc, char** argv) {
     if (!quiet) {
       std::printf("\nstep = one micro-batch forward+backward; %d timed (after %d warm-up), modes interleaved\n",
                   repeats, warmup);
-      std::printf("%-14s %9s %9s %8s %8s %8s %8s %11s %11s %11s %5s\n", "mode", "min_ms", "med_ms", "GFLOP/s",
-                  "ratio", "ratio_md", "pred", "saved_MiB", "model_MiB", "peak_MiB", "same");
+      std::printf("%-14s %9s %9s %8s %8s %8s %8s %11s %11s %11s %8s %5s\n", "mode", "min_ms", "med_ms", "GFLOP/s",
+                  "ratio", "ratio_md", "pred", "saved_MiB", "model_MiB", "peak_MiB", "ws_MiB", "same");
     }
     json jm = json::array();
     for (const auto& r : runs) {
@@ -373,11 +397,12 @@ int main(int argc, char** argv) {
       const double ratio = none_min > 0 ? tmin / none_min : 0, ratio_md = none_median > 0 ? tmed / none_median : 0;
       const bool same = !none || r.first_loss == none->first_loss;
       if (!quiet)
-        std::printf("%-14s %9.2f %9.2f %8.2f %8.3f %8.3f %8.3f %11.3f %11.3f %11.3f %5s\n", r.mode->name.c_str(),
+        std::printf("%-14s %9.2f %9.2f %8.2f %8.3f %8.3f %8.3f %11.3f %11.3f %11.3f %8.3f %5s\n", r.mode->name.c_str(),
                     tmin * 1e3, tmed * 1e3, tmin > 0 ? flops / tmin / 1e9 : 0, ratio, ratio_md,
                     r.predicted.step_ratio, static_cast<double>(r.saved_bytes) / 1048576.0,
                     static_cast<double>(r.model_saved_bytes) / 1048576.0,
-                    static_cast<double>(r.peak_saved_bytes) / 1048576.0, none ? (same ? "yes" : "NO") : "-");
+                    static_cast<double>(r.peak_saved_bytes) / 1048576.0,
+                    static_cast<double>(r.workspace_peak) / 1048576.0, none ? (same ? "yes" : "NO") : "-");
       jm.push_back({{"name", r.mode->name},
                     {"description", r.mode->description},
                     {"times_s", r.times},
@@ -393,6 +418,9 @@ int main(int argc, char** argv) {
                     {"saved_bytes", r.saved_bytes},
                     {"model_saved_bytes", r.model_saved_bytes},
                     {"peak_saved_bytes", r.peak_saved_bytes},
+                    {"workspace_peak_bytes", r.workspace_peak},
+                    {"workspace_heap_allocations", r.workspace_heap_allocations},
+                    {"offloaded_bytes_per_step", r.offloaded_bytes},
                     {"first_loss", r.first_loss},
                     {"loss_matches_none", same}});
     }
@@ -400,7 +428,11 @@ int main(int argc, char** argv) {
     if (!quiet)
       std::printf("ratio = min/min(none), ratio_md = median/median(none), pred = recompute_overhead().step_ratio\n"
                   "(matmul FLOPs only); saved = measured saved bytes per micro-batch, model = stage_memory();\n"
-                  "same = first loss bitwise equal to mode none\n");
+                  "ws = op scratch held at once (device workspace); same = first loss bitwise equal to mode none\n");
+    for (const auto& r : runs)
+      if (!quiet && r.offloaded_bytes > 0)
+        std::printf("%s: %.3f MiB offloaded and reloaded per step (strict copy streams: all copying exposed)\n",
+                    r.mode->name.c_str(), static_cast<double>(r.offloaded_bytes) / 1048576.0);
   }
 
   if (!no_gemm) {

@@ -11,6 +11,8 @@
 // Reduction orders: m_i starts at x[i][0]; sum_i and s_i are accumulated in T from 0;
 // all three in column order j = 0..i. Threads split rows only, so bits do not depend on
 // the thread count.
+// In place is allowed: out may alias inp, dinp may alias dout (each row reads an
+// element before writing it, and the row's reductions finish before its writes).
 // Gradients: dinp is written (=). A row whose unmasked scores are all -inf gives NaN
 // (cannot happen for plain causal masking: the diagonal is always unmasked).
 #pragma once

@@ -13,23 +13,21 @@ namespace {
 constexpr std::align_val_t kAlign{64};
 std::atomic<uint64_t> next_id{1};
 
-// RCTS_POISON_UNINITIALIZED=1 fills uninitialized allocations with 0xFF (NaN in f32
-// and bf16), so an op that reads bytes it did not write shows up as a golden failure.
-bool poison_uninitialized() {
+std::byte* alloc_bytes(int64_t n, bool zero) {
+  auto* p = static_cast<std::byte*>(::operator new(static_cast<size_t>(n > 0 ? n : 1), kAlign));
+  if (zero) std::memset(p, 0, static_cast<size_t>(n > 0 ? n : 1));
+  else if (poison_uninitialized_enabled()) std::memset(p, 0xFF, static_cast<size_t>(n > 0 ? n : 1));
+  return p;
+}
+}  // namespace
+
+bool poison_uninitialized_enabled() {
   static const bool on = [] {
     const char* v = std::getenv("RCTS_POISON_UNINITIALIZED");
     return v && *v && *v != '0';
   }();
   return on;
 }
-
-std::byte* alloc_bytes(int64_t n, bool zero) {
-  auto* p = static_cast<std::byte*>(::operator new(static_cast<size_t>(n > 0 ? n : 1), kAlign));
-  if (zero) std::memset(p, 0, static_cast<size_t>(n > 0 ? n : 1));
-  else if (poison_uninitialized()) std::memset(p, 0xFF, static_cast<size_t>(n > 0 ? n : 1));
-  return p;
-}
-}  // namespace
 
 void Storage::Free::operator()(std::byte* p) const { ::operator delete(p, kAlign); }
 

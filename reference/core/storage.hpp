@@ -12,6 +12,11 @@
 
 namespace rcts {
 
+// RCTS_POISON_UNINITIALIZED=1: uninitialized allocations (storages and workspace
+// buffers) are filled with 0xFF (NaN in f32 and bf16), so an op that reads bytes it
+// did not write shows up as a golden failure.
+bool poison_uninitialized_enabled();
+
 class Storage {
  public:
   // Allocates zero-filled bytes (or, with zero = false, bytes the caller overwrites

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "reference/core/tensor.hpp"
+#include "reference/core/workspace.hpp"
 
 namespace rcts {
 
@@ -21,15 +22,16 @@ template <typename T> T* param_data(Tensor& p) { return p.data<T>(); }
 namespace rcts {
 
 // Read-only compute-type view of a tensor: its own bytes when it already holds T
-// (f32 activations in an f32 run), else a converted copy. Saves a copy per operand
-// on the hot path; the values are identical either way.
+// (f32 activations in an f32 run), else a converted copy in workspace scratch. Saves
+// a copy per operand on the hot path; the values are identical either way.
 template <typename T> class ComputeIn {
  public:
-  explicit ComputeIn(const Tensor& t) : n_(static_cast<size_t>(t.numel())) {
+  ComputeIn(Workspace& ws, const Tensor& t) : n_(static_cast<size_t>(t.numel())) {
     if (t.dtype() == dtype_of<T>()) {
       p_ = t.data<T>();
     } else {
-      copy_ = to_vector<T>(t);
+      copy_ = ws.take<T>(n_);
+      load(t, copy_.data());
       p_ = copy_.data();
     }
   }
@@ -38,20 +40,20 @@ template <typename T> class ComputeIn {
   const T& operator[](size_t i) const { return p_[i]; }
 
  private:
-  std::vector<T> copy_;
+  Workspace::Buffer<T> copy_;
   const T* p_ = nullptr;
   size_t n_ = 0;
 };
 
 // Compute-type output buffer for a tensor: writes straight into its bytes when it
-// holds T, else into a scratch buffer that commit() rounds into the tensor.
+// holds T, else into workspace scratch that commit() rounds into the tensor.
 template <typename T> class ComputeOut {
  public:
-  explicit ComputeOut(Tensor& t) : t_(t), n_(static_cast<size_t>(t.numel())) {
+  ComputeOut(Workspace& ws, Tensor& t) : t_(t), n_(static_cast<size_t>(t.numel())) {
     if (t.dtype() == dtype_of<T>()) {
       p_ = t.data<T>();
     } else {
-      copy_.resize(n_);
+      copy_ = ws.take<T>(n_);
       p_ = copy_.data();
     }
   }
@@ -59,12 +61,12 @@ template <typename T> class ComputeOut {
   size_t size() const { return n_; }
   T& operator[](size_t i) { return p_[i]; }
   void commit() {
-    if (!copy_.empty()) store(t_, copy_.data());
+    if (copy_.size() != 0) store(t_, copy_.data());
   }
 
  private:
   Tensor& t_;
-  std::vector<T> copy_;
+  Workspace::Buffer<T> copy_;
   T* p_ = nullptr;
   size_t n_ = 0;
 };

@@ -31,17 +31,17 @@ std::vector<Tensor> CoreAttention::forward(SaveContext& ctx, const std::vector<T
   ctx.save(v, "v");
   Tensor probs = rt_.activation({q.dim(0), q.dim(1), s, s}, path_ + ".softmax.output");
   with_compute_type(rt_.config.gradcheck(), [&]<typename T>() {
-    const ComputeIn<T> qv(q), kv(k);
-    std::vector<T> scores(static_cast<size_t>(bh * s * s));
-    ComputeOut<T> pv(probs);
+    const ComputeIn<T> qv(rt_.workspace, q), kv(rt_.workspace, k);
+    // Scores land in the probabilities' buffer; the softmax then runs in place.
+    ComputeOut<T> pv(rt_.workspace, probs);
     const T scale = attention_scale<T>(d);
 #pragma omp parallel for schedule(static) if (bh * s * s * d >= kHeadsParallelMin)
     for (int64_t h = 0; h < bh; ++h) {
-      T* sc = scores.data() + h * s * s;
+      T* sc = pv.data() + h * s * s;
       cpu::gemm<T>(Trans::N, Trans::T, s, s, d, qv.data() + h * s * d, d, kv.data() + h * s * d, d, sc, s, false);
       for (int64_t i = 0; i < s * s; ++i) sc[i] *= scale;
     }
-    cpu::softmax_causal_forward(pv.data(), scores.data(), bh, s);
+    cpu::softmax_causal_forward(pv.data(), pv.data(), bh, s);
     pv.commit();
   });
   ctx.save(probs, "softmax.output");
@@ -54,8 +54,8 @@ std::vector<Tensor> CoreAttention::forward(SaveContext& ctx, const std::vector<T
   if (dropped.storage() != probs.storage()) ctx.save(dropped, "dropout.output");
   Tensor out = rt_.activation(q.shape(), path_ + ".context");
   with_compute_type(rt_.config.gradcheck(), [&]<typename T>() {
-    const ComputeIn<T> pd(dropped), vv(v);
-    ComputeOut<T> ov(out);
+    const ComputeIn<T> pd(rt_.workspace, dropped), vv(rt_.workspace, v);
+    ComputeOut<T> ov(rt_.workspace, out);
 #pragma omp parallel for schedule(static) if (bh * s * s * d >= kHeadsParallelMin)
     for (int64_t h = 0; h < bh; ++h)
       cpu::gemm<T>(Trans::N, Trans::N, s, d, s, pd.data() + h * s * s, s, vv.data() + h * s * d, d,
@@ -75,38 +75,37 @@ std::vector<Tensor> CoreAttention::backward(SaveContext& ctx, const std::vector<
   Tensor dv = rt_.activation(v.shape(), path_ + ".v.grad");
   // d(dropped probs) in the compute type; dropout backward then works on it.
   with_compute_type(rt_.config.gradcheck(), [&]<typename T>() {
-    const ComputeIn<T> dov(dout.at(0)), vv(v), pd(dropped);
-    std::vector<T> dpd(static_cast<size_t>(bh * s * s)), dvv(vv.size());
+    const ComputeIn<T> dov(rt_.workspace, dout.at(0)), vv(rt_.workspace, v), pd(rt_.workspace, dropped);
+    ComputeOut<T> dvo(rt_.workspace, dv);
+    // One (bh, s, s) scratch carries d(dropped) -> d(probs) -> d(scores), in place.
+    auto g = rt_.workspace.take<T>(static_cast<size_t>(bh * s * s));
 #pragma omp parallel for schedule(static) if (bh * s * s * d >= kHeadsParallelMin)
     for (int64_t h = 0; h < bh; ++h) {
       // d(dropped) = dout . v^T ; dv = dropped^T . dout
       cpu::gemm<T>(Trans::N, Trans::T, s, s, d, dov.data() + h * s * d, d, vv.data() + h * s * d, d,
-                   dpd.data() + h * s * s, s, false);
+                   g.data() + h * s * s, s, false);
       cpu::gemm<T>(Trans::T, Trans::N, s, d, s, pd.data() + h * s * s, s, dov.data() + h * s * d, d,
-                   dvv.data() + h * s * d, d, false);
+                   dvo.data() + h * s * d, d, false);
     }
-    store(dv, dvv.data());
-    std::vector<T> dp(dpd.size());
+    dvo.commit();
     if (dropout_active(rt_, dropout_.p)) {
       Tensor mask = ctx.child("dropout").load(0);
-      cpu::dropout_backward(dp.data(), dpd.data(), mask.data<uint8_t>(), bh * s * s, dropout_.p);
-    } else {
-      dp = dpd;
+      cpu::dropout_backward(g.data(), g.data(), mask.data<uint8_t>(), bh * s * s, dropout_.p);
     }
-    const ComputeIn<T> pv(probs), qv(q), kv(k);
-    std::vector<T> ds(dp.size()), dqv(qv.size()), dkv(kv.size());
-    cpu::softmax_causal_backward(ds.data(), dp.data(), pv.data(), bh, s);
+    const ComputeIn<T> pv(rt_.workspace, probs), qv(rt_.workspace, q), kv(rt_.workspace, k);
+    cpu::softmax_causal_backward(g.data(), g.data(), pv.data(), bh, s);
+    ComputeOut<T> dqo(rt_.workspace, dq), dko(rt_.workspace, dk);
     const T scale = attention_scale<T>(d);
 #pragma omp parallel for schedule(static) if (bh * s * s * d >= kHeadsParallelMin)
     for (int64_t h = 0; h < bh; ++h) {
-      T* dsh = ds.data() + h * s * s;
+      T* dsh = g.data() + h * s * s;
       for (int64_t i = 0; i < s * s; ++i) dsh[i] *= scale;
       // dq = ds . k ; dk = ds^T . q
-      cpu::gemm<T>(Trans::N, Trans::N, s, d, s, dsh, s, kv.data() + h * s * d, d, dqv.data() + h * s * d, d, false);
-      cpu::gemm<T>(Trans::T, Trans::N, s, d, s, dsh, s, qv.data() + h * s * d, d, dkv.data() + h * s * d, d, false);
+      cpu::gemm<T>(Trans::N, Trans::N, s, d, s, dsh, s, kv.data() + h * s * d, d, dqo.data() + h * s * d, d, false);
+      cpu::gemm<T>(Trans::T, Trans::N, s, d, s, dsh, s, qv.data() + h * s * d, d, dko.data() + h * s * d, d, false);
     }
-    store(dq, dqv.data());
-    store(dk, dkv.data());
+    dqo.commit();
+    dko.commit();
   });
   return {dq, dk, dv};
 }

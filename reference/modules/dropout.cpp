@@ -22,8 +22,8 @@ Tensor dropout_forward(Runtime& rt, SaveContext& ctx, const DropoutSite& site, c
   ctx.save(mask, "mask");
   Tensor y = rt.activation(x.shape(), site.path + ".output");
   with_compute_type(rt.config.gradcheck(), [&]<typename T>() {
-    const ComputeIn<T> xv(x);
-    ComputeOut<T> yv(y);
+    const ComputeIn<T> xv(rt.workspace, x);
+    ComputeOut<T> yv(rt.workspace, y);
     cpu::dropout_forward(yv.data(), xv.data(), mask.data<uint8_t>(), n, site.p);
     yv.commit();
   });
@@ -35,8 +35,8 @@ Tensor dropout_backward(Runtime& rt, SaveContext& ctx, const DropoutSite& site, 
   Tensor mask = ctx.load(0);
   Tensor dx = rt.activation(dy.shape(), site.path + ".input.grad");
   with_compute_type(rt.config.gradcheck(), [&]<typename T>() {
-    const ComputeIn<T> dyv(dy);
-    ComputeOut<T> dxv(dx);
+    const ComputeIn<T> dyv(rt.workspace, dy);
+    ComputeOut<T> dxv(rt.workspace, dx);
     cpu::dropout_backward(dxv.data(), dyv.data(), mask.data<uint8_t>(), dy.numel(), site.p);
     dxv.commit();
   });
@@ -47,8 +47,8 @@ Tensor add(Runtime& rt, const Tensor& a, const Tensor& b, std::string name) {
   RCTS_CHECK(a.numel() == b.numel(), "add: '" + a.name() + "' and '" + b.name() + "' differ in size");
   Tensor y = rt.activation(a.shape(), std::move(name));
   with_compute_type(rt.config.gradcheck(), [&]<typename T>() {
-    const ComputeIn<T> av(a), bv(b);
-    ComputeOut<T> yv(y);
+    const ComputeIn<T> av(rt.workspace, a), bv(rt.workspace, b);
+    ComputeOut<T> yv(rt.workspace, y);
     for (size_t i = 0; i < av.size(); ++i) yv[i] = av[i] + bv[i];
     yv.commit();
   });

@@ -44,6 +44,7 @@ RunRecord execute(const Config& config, RankCoords coords, const ProcessGroups* 
         rec.saved_after_forward.push_back(r.saved_after_forward);
         rec.host_resident_after_forward.push_back(r.host_resident_after_forward);
         saved_peak = std::max(saved_peak, r.peak_saved_bytes);
+        rec.workspace_heap_allocations.push_back(rt.workspace.heap_allocations());
       }
       model.finish_step();
       if (step + 1 < run.steps) model.sgd_step();
@@ -55,6 +56,7 @@ RunRecord execute(const Config& config, RankCoords coords, const ProcessGroups* 
     rec.saved_peak = saved_peak;
   }
   rec.device_peak = rt.memory.domain(Domain::device).peak;
+  rec.workspace_peak = rt.memory.category(Domain::device, Category::workspace).peak;
   if (rt.offload) rec.offload = rt.offload->report();
   rec.masks = rt.masks;
   rec.counts = rt.counters.forwards();

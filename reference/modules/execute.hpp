@@ -38,6 +38,8 @@ struct RunRecord {
   std::optional<OffloadReport> offload;         // when offload is on
   int64_t device_peak = 0;                     // over the whole run, all categories
   int64_t saved_peak = 0;                      // saved_activation + checkpoint_input, per-category peaks
+  int64_t workspace_peak = 0;                  // op scratch held at once (device, category workspace)
+  std::vector<int64_t> workspace_heap_allocations;  // the pool's heap allocations so far, per (step, micro-batch)
   int micro_batches_total() const { return static_cast<int>(losses.size()); }
 };
 

@@ -20,8 +20,8 @@ Tensor LayerNorm::forward(SaveContext& ctx, const Tensor& x) {
   Tensor y = rt_.activation(x.shape(), path_ + ".output");
   const int64_t rows = x.numel() / hidden_;
   with_compute_type(rt_.config.gradcheck(), [&]<typename T>() {
-    const ComputeIn<T> xv(x);
-    ComputeOut<T> yv(y);
+    const ComputeIn<T> xv(rt_.workspace, x);
+    ComputeOut<T> yv(rt_.workspace, y);
     cpu::layernorm_forward(yv.data(), xv.data(), param_data<T>(weight_.value), param_data<T>(bias_.value), rows,
                            hidden_, static_cast<T>(rt_.config.model.layernorm_epsilon));
     yv.commit();
@@ -34,9 +34,9 @@ Tensor LayerNorm::backward(SaveContext& ctx, const Tensor& dy) {
   Tensor dx = rt_.activation(x.shape(), path_ + ".input.grad");
   const int64_t rows = x.numel() / hidden_;
   with_compute_type(rt_.config.gradcheck(), [&]<typename T>() {
-    const ComputeIn<T> xv(x);
-    const ComputeIn<T> dyv(dy);
-    ComputeOut<T> dxv(dx);
+    const ComputeIn<T> xv(rt_.workspace, x);
+    const ComputeIn<T> dyv(rt_.workspace, dy);
+    ComputeOut<T> dxv(rt_.workspace, dx);
     cpu::layernorm_backward(dxv.data(), param_data<T>(weight_.grad), param_data<T>(bias_.grad), dyv.data(),
                             xv.data(), param_data<T>(weight_.value), rows, hidden_,
                             static_cast<T>(rt_.config.model.layernorm_epsilon));

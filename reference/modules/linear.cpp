@@ -36,7 +36,7 @@ Tensor Linear::forward(SaveContext& ctx, const Tensor& x_in) {
   const int64_t out_rows = (reduce && sp()) ? rows / rt_.tp_group->size() : rows;
   Tensor y = rt_.activation({out_rows, out_}, path_ + ".output");
   with_compute_type(rt_.config.gradcheck(), [&]<typename T>() {
-    const ComputeIn<T> xv(x);
+    const ComputeIn<T> xv(rt_.workspace, x);
     const T* w = param_data<T>(weight_.value);
     auto add_bias = [&](T* yp) {
       if (!spec_.bias) return;
@@ -46,15 +46,15 @@ Tensor Linear::forward(SaveContext& ctx, const Tensor& x_in) {
     };
     if (!(reduce && sp())) {
       // The product lands in the output itself (f32) or in one scratch buffer.
-      ComputeOut<T> yo(y);
+      ComputeOut<T> yo(rt_.workspace, y);
       cpu::gemm<T>(Trans::N, Trans::T, rows, out_, in_, xv.data(), in_, w, in_, yo.data(), out_, false);
       if (reduce) rt_.tp_group->all_reduce_sum(yo.data(), rows * out_);
       add_bias(yo.data());
       yo.commit();
     } else {
-      std::vector<T> yv(static_cast<size_t>(rows * out_));
+      auto yv = rt_.workspace.take<T>(static_cast<size_t>(rows * out_));
       cpu::gemm<T>(Trans::N, Trans::T, rows, out_, in_, xv.data(), in_, w, in_, yv.data(), out_, false);
-      ComputeOut<T> yo(y);
+      ComputeOut<T> yo(rt_.workspace, y);
       rt_.tp_group->reduce_scatter_sum(yv.data(), yo.data(), out_rows * out_);
       add_bias(yo.data());
       yo.commit();
@@ -71,19 +71,19 @@ Tensor Linear::backward(SaveContext& ctx, const Tensor& dy_in) {
   const int64_t rows = x.numel() / in_;
   Tensor dx = rt_.activation(saved.shape(), path_ + ".input.grad");
   with_compute_type(rt_.config.gradcheck(), [&]<typename T>() {
-    const ComputeIn<T> xv(x);
-    const ComputeIn<T> dyv(dy);
+    const ComputeIn<T> xv(rt_.workspace, x);
+    const ComputeIn<T> dyv(rt_.workspace, dy);
     const T* w = param_data<T>(weight_.value);
     // dx (rows, in) = dy (rows, out) . W (out, in): into dx itself unless SP's
     // reduce-scatter needs the full-length partial first.
     if (column && sp()) {
-      std::vector<T> full(xv.size());
+      auto full = rt_.workspace.take<T>(xv.size());
       cpu::gemm<T>(Trans::N, Trans::N, rows, in_, out_, dyv.data(), out_, w, in_, full.data(), in_, false);
-      ComputeOut<T> dxo(dx);
+      ComputeOut<T> dxo(rt_.workspace, dx);
       rt_.tp_group->reduce_scatter_sum(full.data(), dxo.data(), saved.numel());
       dxo.commit();
     } else {
-      ComputeOut<T> dxo(dx);
+      ComputeOut<T> dxo(rt_.workspace, dx);
       cpu::gemm<T>(Trans::N, Trans::N, rows, in_, out_, dyv.data(), out_, w, in_, dxo.data(), in_, false);
       if (column) rt_.tp_group->all_reduce_sum(dxo.data(), rows * in_);
       dxo.commit();
@@ -96,7 +96,7 @@ Tensor Linear::backward(SaveContext& ctx, const Tensor& dy_in) {
       // sum starts at 0 and adds rows in order (rows outer, columns inner so the loop
       // vectorises across columns; the per-column order is unchanged).
       T* db = param_data<T>(bias_.grad);
-      std::vector<T> acc(static_cast<size_t>(out_), T(0));
+      auto acc = rt_.workspace.zeros<T>(static_cast<size_t>(out_));
       for (int64_t r = 0; r < rows; ++r) {
         const T* row = dyv.data() + r * out_;
         for (int64_t o = 0; o < out_; ++o) acc[static_cast<size_t>(o)] += row[o];

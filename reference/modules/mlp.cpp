@@ -12,8 +12,8 @@ Tensor Activation::forward(SaveContext& ctx, const Tensor& x) {
   const int64_t rows = x.dim(0), width = x.dim(1), f = swiglu_ ? width / 2 : width;
   Tensor y = rt_.activation({rows, f}, path_ + ".output");
   with_compute_type(rt_.config.gradcheck(), [&]<typename T>() {
-    const ComputeIn<T> xv(x);
-    ComputeOut<T> yv(y);
+    const ComputeIn<T> xv(rt_.workspace, x);
+    ComputeOut<T> yv(rt_.workspace, y);
     if (swiglu_) cpu::swiglu_forward(yv.data(), xv.data(), rows, f);
     else cpu::gelu_forward(yv.data(), xv.data(), rows * f);
     yv.commit();
@@ -26,8 +26,8 @@ Tensor Activation::backward(SaveContext& ctx, const Tensor& dy) {
   const int64_t rows = x.dim(0), width = x.dim(1), f = swiglu_ ? width / 2 : width;
   Tensor dx = rt_.activation(x.shape(), path_ + ".input.grad");
   with_compute_type(rt_.config.gradcheck(), [&]<typename T>() {
-    const ComputeIn<T> xv(x), dyv(dy);
-    ComputeOut<T> dxv(dx);
+    const ComputeIn<T> xv(rt_.workspace, x), dyv(rt_.workspace, dy);
+    ComputeOut<T> dxv(rt_.workspace, dx);
     if (swiglu_) cpu::swiglu_backward(dxv.data(), dyv.data(), xv.data(), rows, f);
     else cpu::gelu_backward(dxv.data(), dyv.data(), xv.data(), rows * f);
     dxv.commit();

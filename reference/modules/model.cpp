@@ -68,8 +68,9 @@ MicroBatchResult GptModel::forward_backward(int step, int mb) {
   const Tensor y_full = sp ? sp_gather(rt_, y, "output.gathered") : y;
   r.output = y_full;
   const int64_t n = y_full.numel();
+  Tensor dy;
   with_compute_type(rt_.config.gradcheck(), [&]<typename T>() {
-    auto yv = to_vector<T>(y_full), tv = to_vector<T>(target);
+    const ComputeIn<T> yv(rt_.workspace, y_full), tv(rt_.workspace, target);
     T acc = 0;
     for (int64_t i = 0; i < n; ++i) {
       const T e = yv[static_cast<size_t>(i)] - tv[static_cast<size_t>(i)];
@@ -77,13 +78,14 @@ MicroBatchResult GptModel::forward_backward(int step, int mb) {
     }
     r.loss = static_cast<double>(acc * static_cast<T>(0.5) / static_cast<T>(n));
     if (!training) return;
-    Tensor dy = rt_.activation(y_full.shape(), "loss.output.grad");
-    std::vector<T> dyv(static_cast<size_t>(n));
+    dy = rt_.activation(y_full.shape(), "loss.output.grad");
+    ComputeOut<T> dyv(rt_.workspace, dy);
     for (int64_t i = 0; i < n; ++i)
       dyv[static_cast<size_t>(i)] = (yv[static_cast<size_t>(i)] - tv[static_cast<size_t>(i)]) / static_cast<T>(n);
-    store(dy, dyv.data());
-    r.input_grad = block_.backward(root, sp ? sp_shard(rt_, dy, "loss.output.grad.shard") : dy);
+    dyv.commit();
   });
+  // The loss's scratch is back in the pool before the backward starts.
+  if (training) r.input_grad = block_.backward(root, sp ? sp_shard(rt_, dy, "loss.output.grad.shard") : dy);
   root.clear();
   if (rt_.offload) rt_.offload->end_iteration();
   r.peak_saved_bytes = rt_.memory.category(Domain::device, Category::saved_activation).peak +

@@ -11,8 +11,6 @@ namespace {
 
 constexpr const char* kPlan = "moe.dispatch_plan";
 
-bool is_swiglu(const Runtime& rt) { return rt.config.model.activation == "swiglu"; }
-
 // Megatron-LM: "When using MoE with TP, sequence parallelism must be enabled".
 std::string checked_path(const Runtime& rt, std::string path) {
   const auto& p = rt.config.parallel;

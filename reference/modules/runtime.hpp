@@ -11,6 +11,7 @@
 #include "reference/config/config.hpp"
 #include "reference/core/save_context.hpp"
 #include "reference/core/tensor.hpp"
+#include "reference/core/workspace.hpp"
 #include "reference/offload/offload_manager.hpp"
 #include "reference/parallel/communicator.hpp"
 #include "reference/rng/rng.hpp"
@@ -52,6 +53,8 @@ struct MaskRecord {
 struct Runtime {
   Config config;
   MemoryTracker memory;
+  // Op-internal scratch, pooled across ops and accounted as device `workspace`.
+  Workspace workspace{&memory, Domain::device};
   Rng rng;
   Counters counters;
   SaveLog save_log;

@@ -118,5 +118,22 @@ TEST(CpuSoftmaxCausal, BitsIndependentOfThreadCount) {
       "softmax double");
 }
 
+// Core attention runs both directions in place (scores -> probabilities, d(probs) ->
+// d(scores) in one buffer); the bits must equal the out-of-place calls.
+TEST(CpuSoftmaxCausal, InPlaceEqualsOutOfPlace) {
+  const int64_t BH = 3, S = 37;
+  Rng rng(5);
+  const auto x = rng.vec<float>(BH * S * S, -8, 8), dy = rng.vec<float>(BH * S * S);
+  std::vector<float> y(x.size()), dx(x.size());
+  softmax_causal_forward(y.data(), x.data(), BH, S);
+  softmax_causal_backward(dx.data(), dy.data(), y.data(), BH, S);
+  std::vector<float> inplace = x;
+  softmax_causal_forward(inplace.data(), inplace.data(), BH, S);
+  EXPECT_TRUE(test::same_bits(inplace, y));
+  std::vector<float> g = dy;
+  softmax_causal_backward(g.data(), g.data(), y.data(), BH, S);
+  EXPECT_TRUE(test::same_bits(g, dx));
+}
+
 }  // namespace
 }  // namespace rcts::cpu
