@@ -1,6 +1,7 @@
 #include "reference/modules/moe.hpp"
 
 #include <algorithm>
+#include <optional>
 
 #include "reference/modules/compute.hpp"
 #include "reference/recompute/checkpoint_function.hpp"
@@ -78,9 +79,10 @@ Tensor MoeLayer::forward(SaveContext& ctx, const Tensor& x) {
   Tensor y = rt_.activation({tokens, h}, path_ + ".output");
   with_compute_type(rt_.config.gradcheck(), [&]<typename T>() {
     const T* w = r.weights.data<T>();
-    auto yv = to_vector<T>(ys);
-    std::vector<T> sv = shared_ ? to_vector<T>(shared) : std::vector<T>{};
-    std::vector<T> out(static_cast<size_t>(tokens * h));
+    const ComputeIn<T> yv(rt_.workspace, ys);
+    std::optional<ComputeIn<T>> sv;
+    if (shared_) sv.emplace(rt_.workspace, shared);
+    ComputeOut<T> out(rt_.workspace, y);
     for (int64_t t = 0; t < tokens; ++t)
       for (int64_t i = 0; i < h; ++i) {
         T acc = 0;
@@ -88,10 +90,10 @@ Tensor MoeLayer::forward(SaveContext& ctx, const Tensor& x) {
           const int64_t row = plan.position[static_cast<size_t>(t * K + k)];
           acc = acc + w[t * K + k] * yv[static_cast<size_t>(row * h + i)];
         }
-        if (shared_) acc = acc + sv[static_cast<size_t>(t * h + i)];
+        if (shared_) acc = acc + (*sv)[static_cast<size_t>(t * h + i)];
         out[static_cast<size_t>(t * h + i)] = acc;
       }
-    store(y, out.data());
+    out.commit();
   });
 
   SaveContext& cctx = ctx.child("combine");
@@ -119,8 +121,8 @@ Tensor MoeLayer::backward(SaveContext& ctx, const Tensor& dy) {
   Tensor dweights;
   with_compute_type(rt_.config.gradcheck(), [&]<typename T>() {
     const T* w = weights.data<T>();
-    auto dyv = to_vector<T>(dy), yv = to_vector<T>(ys);
-    std::vector<T> dysv(static_cast<size_t>(plan.assignments() * h));
+    const ComputeIn<T> dyv(rt_.workspace, dy), yv(rt_.workspace, ys);
+    ComputeOut<T> dysv(rt_.workspace, dys);
     dweights = Tensor::empty({tokens, K}, dtype_of<T>(), rt_.place(), path_ + ".combine.weights.grad");
     T* dw = dweights.data<T>();
     for (int64_t t = 0; t < tokens; ++t)
@@ -134,7 +136,7 @@ Tensor MoeLayer::backward(SaveContext& ctx, const Tensor& dy) {
         }
         dw[a] = dot;
       }
-    store(dys, dysv.data());
+    dysv.commit();
   });
 
   // Expert gradients travel the forward's dispatch path and come back in send order.
@@ -151,10 +153,11 @@ Tensor MoeLayer::backward(SaveContext& ctx, const Tensor& dy) {
 
   Tensor dx = rt_.activation({tokens, h}, path_ + ".input.grad");
   with_compute_type(rt_.config.gradcheck(), [&]<typename T>() {
-    auto sv = to_vector<T>(dxs);
+    const ComputeIn<T> sv(rt_.workspace, dxs);
     const T* rv = dxr.data<T>();
-    std::vector<T> shv = shared_ ? to_vector<T>(dxsh) : std::vector<T>{};
-    std::vector<T> out(static_cast<size_t>(tokens * h));
+    std::optional<ComputeIn<T>> shv;
+    if (shared_) shv.emplace(rt_.workspace, dxsh);
+    ComputeOut<T> out(rt_.workspace, dx);
     for (int64_t t = 0; t < tokens; ++t)
       for (int64_t i = 0; i < h; ++i) {
         T acc = 0;
@@ -163,10 +166,10 @@ Tensor MoeLayer::backward(SaveContext& ctx, const Tensor& dy) {
           acc = acc + sv[static_cast<size_t>(row * h + i)];
         }
         acc = acc + rv[t * h + i];
-        if (shared_) acc = acc + shv[static_cast<size_t>(t * h + i)];
+        if (shared_) acc = acc + (*shv)[static_cast<size_t>(t * h + i)];
         out[static_cast<size_t>(t * h + i)] = acc;
       }
-    store(dx, out.data());
+    out.commit();
   });
   ctx.clear();
   return dx;

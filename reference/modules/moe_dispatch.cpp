@@ -175,18 +175,18 @@ Tensor etp_gather(Runtime& rt, Communicator& etp, const EtpPlan& plan, const Ten
 }
 
 template <typename T>
-std::vector<T> etp_reduce_own_rows(Communicator& etp, const EtpPlan& plan, std::vector<T>& data, int64_t width) {
-  RCTS_CHECK(static_cast<int64_t>(data.size()) == plan.gathered() * width,
-             "moe ETP reduction: buffer of " + std::to_string(data.size()) + " elements, expected " +
-                 std::to_string(plan.gathered()) + " rows x " + std::to_string(width));
+void etp_reduce_own_rows(Communicator& etp, const EtpPlan& plan, std::span<T> data, int64_t width, std::span<T> own) {
+  RCTS_CHECK(static_cast<int64_t>(data.size()) == plan.gathered() * width &&
+                 static_cast<int64_t>(own.size()) == plan.own() * width,
+             "moe ETP reduction: buffers of " + std::to_string(data.size()) + " and " + std::to_string(own.size()) +
+                 " elements, expected " + std::to_string(plan.gathered()) + " and " + std::to_string(plan.own()) +
+                 " rows x " + std::to_string(width));
   etp.all_reduce_sum(data.data(), static_cast<int64_t>(data.size()));
-  std::vector<T> own(static_cast<size_t>(plan.own() * width));
   for (int64_t i = 0; i < plan.own(); ++i)
     std::copy_n(data.begin() + plan.own_rows[static_cast<size_t>(i)] * width, width, own.begin() + i * width);
-  return own;
 }
 
-template std::vector<float> etp_reduce_own_rows<float>(Communicator&, const EtpPlan&, std::vector<float>&, int64_t);
-template std::vector<double> etp_reduce_own_rows<double>(Communicator&, const EtpPlan&, std::vector<double>&, int64_t);
+template void etp_reduce_own_rows<float>(Communicator&, const EtpPlan&, std::span<float>, int64_t, std::span<float>);
+template void etp_reduce_own_rows<double>(Communicator&, const EtpPlan&, std::span<double>, int64_t, std::span<double>);
 
 }  // namespace rcts

@@ -26,6 +26,7 @@
 // compute-type buffer over ETP (rank order) and keeps this rank's own rows, in its
 // expert layout.
 #pragma once
+#include <span>
 #include <vector>
 
 #include "reference/modules/runtime.hpp"
@@ -79,8 +80,8 @@ EtpPlan make_etp_plan(Communicator& etp, const std::vector<int64_t>& my_counts);
 // This rank's expert-layout rows -> gathered layout on every ETP rank.
 Tensor etp_gather(Runtime& rt, Communicator& etp, const EtpPlan& plan, const Tensor& mine, std::string name);
 // data: gathered-layout (rows x width) partial sums in T. All-reduced over ETP in rank
-// order; returns this rank's own rows (own() x width), still in T.
+// order (in place); this rank's own rows (own() x width) are copied into `own`.
 template <typename T>
-std::vector<T> etp_reduce_own_rows(Communicator& etp, const EtpPlan& plan, std::vector<T>& data, int64_t width);
+void etp_reduce_own_rows(Communicator& etp, const EtpPlan& plan, std::span<T> data, int64_t width, std::span<T> own);
 
 }  // namespace rcts

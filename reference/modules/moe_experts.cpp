@@ -1,5 +1,7 @@
 #include "reference/modules/moe_experts.hpp"
 
+#include <span>
+
 #include "kernels/cpu/gemm.hpp"
 #include "reference/core/faults.hpp"
 #include "reference/modules/compute.hpp"
@@ -130,7 +132,7 @@ Tensor MoeExperts::forward_t(SaveContext& ctx, const EtpPlan& plan, const Tensor
   const int64_t h = hidden_, w1 = fc1_rows_local_, fl = ffn_local_;
   const auto off = offsets(plan.gathered_counts);
   const int64_t L = local_experts();
-  std::vector<T> yp(static_cast<size_t>(plan.gathered() * h), T(0));
+  auto yp = rt_.workspace.zeros<T>(static_cast<size_t>(plan.gathered() * h));
 
   // fc1 of expert j over rows [begin, begin + n) of x (a (n, h) block) into a.
   auto fc1 = [&](int64_t j, const T* x, T* a, int64_t n) {
@@ -149,11 +151,11 @@ Tensor MoeExperts::forward_t(SaveContext& ctx, const EtpPlan& plan, const Tensor
       // Offload group expert_fc1: the permuted hidden states, released once fc1 ran.
       auto group = offload_group(rt_, "expert_fc1", layer);
       ctx.child("fc1").save(xg, "input");
-      auto xv = to_vector<T>(xg);
-      std::vector<T> av(static_cast<size_t>(plan.gathered() * w1));
+      const ComputeIn<T> xv(rt_.workspace, xg);
+      ComputeOut<T> av(rt_.workspace, a);
       for (int64_t j = 0; j < L; ++j)
         fc1(j, xv.data() + off[j] * h, av.data() + off[j] * w1, plan.gathered_counts[static_cast<size_t>(j)]);
-      store(a, av.data());
+      av.commit();
     }
     offload_commit(rt_, "expert_fc1", layer);
     SaveContext& actx = ctx.child("#act");
@@ -173,9 +175,11 @@ Tensor MoeExperts::forward_t(SaveContext& ctx, const EtpPlan& plan, const Tensor
     const bool early = fault_on(Fault::moe_act_commit_before_fc2);
     if (early) offload_commit(rt_, "moe_act", layer);
     ctx.child("fc2").save(g, "input");
-    auto gv = to_vector<T>(g);
-    for (int64_t j = 0; j < L; ++j)
-      fc2(j, gv.data() + off[j] * fl, yp.data() + off[j] * h, plan.gathered_counts[static_cast<size_t>(j)]);
+    {
+      const ComputeIn<T> gv(rt_.workspace, g);
+      for (int64_t j = 0; j < L; ++j)
+        fc2(j, gv.data() + off[j] * fl, yp.data() + off[j] * h, plan.gathered_counts[static_cast<size_t>(j)]);
+    }
     // Delayed commit (after fc2): in backward the fc1 output is back on device before
     // moe_act's recompute fires.
     if (!early) offload_commit(rt_, "moe_act", layer);
@@ -191,21 +195,24 @@ Tensor MoeExperts::forward_t(SaveContext& ctx, const EtpPlan& plan, const Tensor
       SaveContext& ectx = ctx.child(std::to_string(ex.global));
       Tensor xj = xg.rows(off[j], off[j] + n).clone(rt_.place(), base + ".fc1.input");
       ectx.child("fc1").save(xj, "input");
-      auto xv = to_vector<T>(xj);
-      std::vector<T> av(static_cast<size_t>(n * w1));
-      fc1(j, xv.data(), av.data(), n);
       Tensor a = rt_.activation({n, w1}, base + ".fc1.output");
-      store(a, av.data());
+      {
+        const ComputeIn<T> xv(rt_.workspace, xj);
+        ComputeOut<T> av(rt_.workspace, a);
+        fc1(j, xv.data(), av.data(), n);
+        av.commit();
+      }
       Tensor g = ex.act->forward(ectx.child("#act"), a);
       ectx.child("fc2").save(g, "input");
-      auto gv = to_vector<T>(g);
+      const ComputeIn<T> gv(rt_.workspace, g);
       fc2(j, gv.data(), yp.data() + off[j] * h, n);
     }
   }
 
-  std::vector<T> own = etp_reduce_own_rows(*rt_.etp_group, plan, yp, h);
   Tensor y = rt_.activation({plan.own(), h}, path_ + ".fc2.output");
-  store(y, own.data());
+  ComputeOut<T> yo(rt_.workspace, y);
+  etp_reduce_own_rows(*rt_.etp_group, plan, std::span<T>(yp.data(), yp.size()), h, std::span<T>(yo.data(), yo.size()));
+  yo.commit();
   return y;
 }
 
@@ -223,8 +230,8 @@ Tensor MoeExperts::backward_t(SaveContext& ctx, const EtpPlan& plan, const Tenso
   const int64_t h = hidden_, w1 = fc1_rows_local_, fl = ffn_local_;
   const auto off = offsets(plan.gathered_counts);
   const int64_t L = local_experts();
-  auto dyv = to_vector<T>(dyg);
-  std::vector<T> dxp(static_cast<size_t>(plan.gathered() * h), T(0));
+  const ComputeIn<T> dyv(rt_.workspace, dyg);
+  auto dxp = rt_.workspace.zeros<T>(static_cast<size_t>(plan.gathered() * h));
 
   // fc2 backward of expert j over n rows: dg = dy W2, dW2 += dy^T g.
   auto fc2_back = [&](int64_t j, const T* dy, const T* g, T* dg, int64_t n) {
@@ -248,21 +255,23 @@ Tensor MoeExperts::backward_t(SaveContext& ctx, const EtpPlan& plan, const Tenso
     // The gradient of the activation's consumer arrived: recompute before fc2's backward.
     if (ck && !late) ck->recompute();
     const Tensor g = ctx.child("fc2").load(0);
-    auto gv = to_vector<T>(g);
-    std::vector<T> dgv(static_cast<size_t>(plan.gathered() * fl));
-    for (int64_t j = 0; j < L; ++j)
-      fc2_back(j, dyv.data() + off[j] * h, gv.data() + off[j] * fl, dgv.data() + off[j] * fl,
-               plan.gathered_counts[static_cast<size_t>(j)]);
     Tensor dg = rt_.activation({plan.gathered(), fl}, path_ + ".fc2.input.grad");
-    store(dg, dgv.data());
+    {
+      const ComputeIn<T> gv(rt_.workspace, g);
+      ComputeOut<T> dgv(rt_.workspace, dg);
+      for (int64_t j = 0; j < L; ++j)
+        fc2_back(j, dyv.data() + off[j] * h, gv.data() + off[j] * fl, dgv.data() + off[j] * fl,
+                 plan.gathered_counts[static_cast<size_t>(j)]);
+      dgv.commit();
+    }
     if (early) offload_backward_commit(rt_, "moe_act", layer);
     if (ck && late) ck->recompute();
     const Tensor da = ck ? ck->backward({dg}).at(0) : grouped_act_->backward(ctx.child("#act"), dg);
     offload_backward_start(rt_, "moe_act", layer);
-    auto dav = to_vector<T>(da);
+    const ComputeIn<T> dav(rt_.workspace, da);
     offload_backward_commit(rt_, "expert_fc1", layer);
     const Tensor x = ctx.child("fc1").load(0);
-    auto xv = to_vector<T>(x);
+    const ComputeIn<T> xv(rt_.workspace, x);
     for (int64_t j = 0; j < L; ++j)
       fc1_back(j, dav.data() + off[j] * w1, xv.data() + off[j] * h, dxp.data() + off[j] * h,
                plan.gathered_counts[static_cast<size_t>(j)]);
@@ -275,22 +284,25 @@ Tensor MoeExperts::backward_t(SaveContext& ctx, const EtpPlan& plan, const Tenso
       const std::string base = path_ + "." + std::to_string(ex.global);
       SaveContext& ectx = ctx.child(std::to_string(ex.global));
       const Tensor g = ectx.child("fc2").load(0);
-      auto gv = to_vector<T>(g);
-      std::vector<T> dgv(static_cast<size_t>(n * fl));
-      fc2_back(j, dyv.data() + off[j] * h, gv.data(), dgv.data(), n);
       Tensor dg = rt_.activation({n, fl}, base + ".fc2.input.grad");
-      store(dg, dgv.data());
+      {
+        const ComputeIn<T> gv(rt_.workspace, g);
+        ComputeOut<T> dgv(rt_.workspace, dg);
+        fc2_back(j, dyv.data() + off[j] * h, gv.data(), dgv.data(), n);
+        dgv.commit();
+      }
       const Tensor da = ex.act->backward(ectx.child("#act"), dg);
-      auto dav = to_vector<T>(da);
+      const ComputeIn<T> dav(rt_.workspace, da);
       const Tensor x = ectx.child("fc1").load(0);
-      auto xv = to_vector<T>(x);
+      const ComputeIn<T> xv(rt_.workspace, x);
       fc1_back(j, dav.data(), xv.data(), dxp.data() + off[j] * h, n);
     }
   }
 
-  std::vector<T> own = etp_reduce_own_rows(*rt_.etp_group, plan, dxp, h);
   Tensor dx = rt_.activation({plan.own(), h}, path_ + ".fc1.input.grad");
-  store(dx, own.data());
+  ComputeOut<T> dxo(rt_.workspace, dx);
+  etp_reduce_own_rows(*rt_.etp_group, plan, std::span<T>(dxp.data(), dxp.size()), h, std::span<T>(dxo.data(), dxo.size()));
+  dxo.commit();
   return dx;
 }
 

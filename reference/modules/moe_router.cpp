@@ -105,8 +105,8 @@ RouterOutput MoeRouter::forward(SaveContext& ctx, const Tensor& x) {
   with_compute_type(rt_.config.gradcheck(), [&]<typename T>() {
     r.probs = Tensor::empty({tokens, experts_}, dtype_of<T>(), rt_.place(), path_ + ".probs");
     r.weights = Tensor::empty({tokens, topk_}, dtype_of<T>(), rt_.place(), path_ + ".weights");
-    auto xv = to_vector<T>(x);
-    std::vector<T> logits(static_cast<size_t>(tokens * experts_));
+    const ComputeIn<T> xv(rt_.workspace, x);
+    auto logits = rt_.workspace.take<T>(static_cast<size_t>(tokens * experts_));
     cpu::gemm<T>(Trans::N, Trans::T, tokens, experts_, hidden_, xv.data(), hidden_, param_data<T>(weight_.value),
                  hidden_, logits.data(), experts_, false);
     T* p = r.probs.data<T>();
@@ -135,12 +135,12 @@ Tensor MoeRouter::backward(SaveContext& ctx, const Tensor& topk, const Tensor& d
     const T* p = probs.data<T>();
     const int32_t* sel = topk.data<int32_t>();
     const T* dw = dweights.data<T>();
-    std::vector<T> dprobs(static_cast<size_t>(tokens * experts_), T(0));
+    auto dprobs = rt_.workspace.zeros<T>(static_cast<size_t>(tokens * experts_));
     for (int64_t t = 0; t < tokens; ++t)
       for (int64_t k = 0; k < topk_; ++k) dprobs[static_cast<size_t>(t * experts_ + sel[t * topk_ + k])] = dw[t * topk_ + k];
-    std::vector<T> dlogits(dprobs.size());
+    auto dlogits = rt_.workspace.take<T>(dprobs.size());
     moe_softmax_backward(dlogits.data(), dprobs.data(), p, tokens, experts_);
-    auto xv = to_vector<T>(x);
+    const ComputeIn<T> xv(rt_.workspace, x);
     // dW (E, h) += dlogits^T (E, tokens) . x (tokens, h): tokens in GEMM k order.
     cpu::gemm<T>(Trans::T, Trans::N, experts_, hidden_, tokens, dlogits.data(), experts_, xv.data(), hidden_,
                  param_data<T>(weight_.grad), hidden_, true);
