@@ -1,12 +1,19 @@
-// GeLU and SwiGLU CPU kernels; see activation.hpp for the formulas and constants.
+// GeLU and SwiGLU CPU kernels; see activation.hpp for the formulas, constants and paths.
+// The *_elem functions below are the definition; the float vector paths
+// (activation_vec.inc) reproduce their bits and fall back to them for NaN results.
 #include "kernels/cpu/activation.hpp"
+
+#include <atomic>
+#include <stdexcept>
+#include <type_traits>
 
 #include "kernels/common/detmath.hpp"
 
+#define RCTS_ACT_W 4  // the baseline vector path: SSE2, part of x86-64
+#include "kernels/cpu/activation_vec.inc"
+
 namespace rcts::cpu {
 namespace {
-
-constexpr int64_t kActParallelMin = 1 << 14;  // below this many elements, run on one thread
 
 // The GeLU literals, each rounded once (decimal -> T) by the compiler.
 template <typename T>
@@ -24,68 +31,172 @@ struct GeluConst<double> {
   static constexpr double k3 = 0.134145;
 };
 
+// The vector code's copies of the constants (it must not include detmath, see the .inc).
+static_assert(vec::kLog2e == detmath::detail::kLog2eF && vec::kLn2Hi == detmath::detail::kLn2HiF &&
+              vec::kLn2Lo == detmath::detail::kLn2LoF);
+static_assert(vec::kGk0 == GeluConst<float>::k0 && vec::kGk1 == GeluConst<float>::k1 &&
+              vec::kGk3 == GeluConst<float>::k3);
+
+template <typename T>
+T gelu_fwd_elem(T x) {
+  using K = GeluConst<T>;
+  const T half = static_cast<T>(0.5), one = static_cast<T>(1);
+  const T u = K::k0 * (x + K::k1 * ((x * x) * x));
+  const T t = detmath::tanh(u);
+  return (half * x) * (one + t);
+}
+
+template <typename T>
+T gelu_bwd_elem(T dy, T x) {
+  using K = GeluConst<T>;
+  const T half = static_cast<T>(0.5), one = static_cast<T>(1);
+  const T u = K::k0 * (x + K::k1 * ((x * x) * x));
+  const T t = detmath::tanh(u);
+  const T grad = half * (one + t) + ((half * x) * (one - t * t)) * (K::k0 * (one + K::k3 * (x * x)));
+  return dy * grad;
+}
+
+template <typename T>
+T swiglu_fwd_elem(T a, T b) {
+  const T s = detmath::sigmoid(a);
+  return (a * s) * b;
+}
+
+template <typename T>
+void swiglu_bwd_elem(T dy, T a, T b, T& da, T& db) {
+  const T one = static_cast<T>(1);
+  const T s = detmath::sigmoid(a);
+  const T dsilu = s * (one + a * (one - s));
+  da = (dy * b) * dsilu;
+  db = dy * (a * s);
+}
+
+template <typename T>
+void gelu_forward_loop(T* out, const T* inp, int64_t n) {
+#pragma omp parallel for schedule(static) if (n >= kActParallelMin)
+  for (int64_t i = 0; i < n; ++i) out[i] = gelu_fwd_elem(inp[i]);
+}
+
+template <typename T>
+void gelu_backward_loop(T* dinp, const T* dout, const T* inp, int64_t n) {
+#pragma omp parallel for schedule(static) if (n >= kActParallelMin)
+  for (int64_t i = 0; i < n; ++i) dinp[i] = gelu_bwd_elem(dout[i], inp[i]);
+}
+
+template <typename T>
+void swiglu_forward_loop(T* out, const T* inp, int64_t N, int64_t F) {
+#pragma omp parallel for schedule(static) if (N * F >= kActParallelMin)
+  for (int64_t r = 0; r < N; ++r) {
+    const T* a = inp + r * 2 * F;
+    for (int64_t f = 0; f < F; ++f) out[r * F + f] = swiglu_fwd_elem(a[f], a[F + f]);
+  }
+}
+
+template <typename T>
+void swiglu_backward_loop(T* dinp, const T* dout, const T* inp, int64_t N, int64_t F) {
+#pragma omp parallel for schedule(static) if (N * F >= kActParallelMin)
+  for (int64_t r = 0; r < N; ++r) {
+    const T* a = inp + r * 2 * F;
+    T* da = dinp + r * 2 * F;
+    for (int64_t f = 0; f < F; ++f) {
+      T ga, gb;  // all inputs read before writing: dinp may alias inp
+      swiglu_bwd_elem(dout[r * F + f], a[f], a[F + f], ga, gb);
+      da[f] = ga;
+      da[F + f] = gb;
+    }
+  }
+}
+
+// The float kernels of one vector path.
+struct FloatKernels {
+  void (*gelu_fwd)(float*, const float*, int64_t);
+  void (*gelu_bwd)(float*, const float*, const float*, int64_t);
+  void (*swiglu_fwd)(float*, const float*, int64_t, int64_t);
+  void (*swiglu_bwd)(float*, const float*, const float*, int64_t, int64_t);
+};
+constexpr FloatKernels kSse2{vec::gelu_forward, vec::gelu_backward, vec::swiglu_forward, vec::swiglu_backward};
+constexpr FloatKernels kAvx2{detail::gelu_forward_avx2, detail::gelu_backward_avx2, detail::swiglu_forward_avx2,
+                             detail::swiglu_backward_avx2};
+constexpr FloatKernels kAvx512{detail::gelu_forward_avx512, detail::gelu_backward_avx512,
+                               detail::swiglu_forward_avx512, detail::swiglu_backward_avx512};
+
+std::atomic<ActivationPath> g_path{ActivationPath::automatic};
+
+// The float kernels of the active path; nullptr: the scalar loops.
+const FloatKernels* float_vector_kernels() {
+  switch (active_activation_path()) {
+    case ActivationPath::avx512: return &kAvx512;
+    case ActivationPath::avx2: return &kAvx2;
+    case ActivationPath::sse2: return &kSse2;
+    default: return nullptr;
+  }
+}
+
 }  // namespace
+
+namespace detail {
+float gelu_forward_scalar(float x) { return gelu_fwd_elem(x); }
+float gelu_backward_scalar(float dy, float x) { return gelu_bwd_elem(dy, x); }
+float swiglu_forward_scalar(float a, float b) { return swiglu_fwd_elem(a, b); }
+void swiglu_backward_scalar(float dy, float a, float b, float* da, float* db) { swiglu_bwd_elem(dy, a, b, *da, *db); }
+}  // namespace detail
+
+bool activation_path_supported(ActivationPath p) {
+  // libgcc reports these only when the OS also saves the YMM/ZMM state (XGETBV).
+  static const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  static const bool avx512 = avx2 && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") &&
+                             __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl");
+  switch (p) {
+    case ActivationPath::avx2: return avx2;
+    case ActivationPath::avx512: return avx512;
+    default: return true;
+  }
+}
+
+void set_activation_path(ActivationPath p) {
+  if (!activation_path_supported(p))
+    throw std::runtime_error("set_activation_path: this CPU lacks the requested instruction set");
+  g_path.store(p, std::memory_order_relaxed);
+}
+
+ActivationPath active_activation_path() {
+  const ActivationPath p = g_path.load(std::memory_order_relaxed);
+  if (p != ActivationPath::automatic) return p;
+  if (activation_path_supported(ActivationPath::avx512)) return ActivationPath::avx512;
+  if (activation_path_supported(ActivationPath::avx2)) return ActivationPath::avx2;
+  return ActivationPath::sse2;
+}
 
 template <typename T>
 void gelu_forward(T* out, const T* inp, int64_t n) {
-  using K = GeluConst<T>;
-  const T half = static_cast<T>(0.5), one = static_cast<T>(1);
-#pragma omp parallel for schedule(static) if (n >= kActParallelMin)
-  for (int64_t i = 0; i < n; ++i) {
-    const T x = inp[i];
-    const T u = K::k0 * (x + K::k1 * ((x * x) * x));
-    const T t = detmath::tanh(u);
-    out[i] = (half * x) * (one + t);
+  if constexpr (std::is_same_v<T, float>) {
+    if (const FloatKernels* k = float_vector_kernels()) return k->gelu_fwd(out, inp, n);
   }
+  gelu_forward_loop(out, inp, n);
 }
 
 template <typename T>
 void gelu_backward(T* dinp, const T* dout, const T* inp, int64_t n) {
-  using K = GeluConst<T>;
-  const T half = static_cast<T>(0.5), one = static_cast<T>(1);
-#pragma omp parallel for schedule(static) if (n >= kActParallelMin)
-  for (int64_t i = 0; i < n; ++i) {
-    const T x = inp[i];
-    const T u = K::k0 * (x + K::k1 * ((x * x) * x));
-    const T t = detmath::tanh(u);
-    const T grad = half * (one + t) + ((half * x) * (one - t * t)) * (K::k0 * (one + K::k3 * (x * x)));
-    dinp[i] = dout[i] * grad;
+  if constexpr (std::is_same_v<T, float>) {
+    if (const FloatKernels* k = float_vector_kernels()) return k->gelu_bwd(dinp, dout, inp, n);
   }
+  gelu_backward_loop(dinp, dout, inp, n);
 }
 
 template <typename T>
 void swiglu_forward(T* out, const T* inp, int64_t N, int64_t F) {
-#pragma omp parallel for schedule(static) if (N * F >= kActParallelMin)
-  for (int64_t r = 0; r < N; ++r) {
-    const T* a = inp + r * 2 * F;
-    const T* b = a + F;
-    T* y = out + r * F;
-    for (int64_t f = 0; f < F; ++f) {
-      const T af = a[f];
-      const T s = detmath::sigmoid(af);
-      y[f] = (af * s) * b[f];
-    }
+  if constexpr (std::is_same_v<T, float>) {
+    if (const FloatKernels* k = float_vector_kernels()) return k->swiglu_fwd(out, inp, N, F);
   }
+  swiglu_forward_loop(out, inp, N, F);
 }
 
 template <typename T>
 void swiglu_backward(T* dinp, const T* dout, const T* inp, int64_t N, int64_t F) {
-  const T one = static_cast<T>(1);
-#pragma omp parallel for schedule(static) if (N * F >= kActParallelMin)
-  for (int64_t r = 0; r < N; ++r) {
-    const T* a = inp + r * 2 * F;
-    const T* b = a + F;
-    const T* dy = dout + r * F;
-    T* da = dinp + r * 2 * F;
-    T* db = da + F;
-    for (int64_t f = 0; f < F; ++f) {
-      const T af = a[f], bf = b[f], dyf = dy[f];
-      const T s = detmath::sigmoid(af);
-      const T dsilu = s * (one + af * (one - s));
-      da[f] = (dyf * bf) * dsilu;
-      db[f] = dyf * (af * s);
-    }
+  if constexpr (std::is_same_v<T, float>) {
+    if (const FloatKernels* k = float_vector_kernels()) return k->swiglu_bwd(dinp, dout, inp, N, F);
   }
+  swiglu_backward_loop(dinp, dout, inp, N, F);
 }
 
 template void gelu_forward<float>(float*, const float*, int64_t);

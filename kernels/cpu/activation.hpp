@@ -16,6 +16,17 @@
 // No reductions: every output element depends on its own inputs only; threads split
 // elements (rows for SwiGLU). dinp is written (=). GeLU's out may alias inp and dinp may
 // alias dout or inp; swiglu_backward's dinp may alias inp; swiglu_forward must not alias.
+//
+// Paths (float; double always runs the scalar loops): the scalar loops evaluate the
+// formulas above element by element and are the definition. The vector paths
+// (activation_vec.inc; 4 lanes SSE2, 8 AVX2, 16 AVX-512) evaluate, per lane, the very same
+// IEEE operations in the same order, detmath's tanh/sigmoid/expm1/exp included, with
+// its branches turned into per-lane selects; lanes whose result is NaN are recomputed by
+// the scalar code. So every path gives bitwise the scalar result for every input, any
+// length and thread count (tests/kernels/activation_vec_test.cpp). NaN results are NaN
+// on every path; their payload is fixed only where a single NaN source is involved (where
+// two meet, e.g. NaN dout and inf inp, it depends on operand order, which compilers may
+// swap in a commutative op, in the scalar code too).
 #pragma once
 
 #include <cstdint>
@@ -43,5 +54,15 @@ void swiglu_backward(T* dinp,        // (N, 2F)  written: [da | db]
                      const T* dout,  // (N, F)
                      const T* inp,   // (N, 2F)  the forward's input
                      int64_t N, int64_t F);
+
+// Which float implementation the kernels use: automatic = the widest the CPU supports
+// (avx512, else avx2, else sse2). Same bits on every path, only speed differs. For tests
+// and benchmarks; process-wide. Selecting a path the CPU lacks throws std::runtime_error.
+enum class ActivationPath { automatic, scalar, sse2, avx2, avx512 };
+void set_activation_path(ActivationPath p);
+// The path float kernels use now (never `automatic`).
+ActivationPath active_activation_path();
+// Whether this CPU can run path p (scalar, sse2 and automatic: always).
+bool activation_path_supported(ActivationPath p);
 
 }  // namespace rcts::cpu
