@@ -25,7 +25,12 @@ Recompute modes (same names as rcts-bench):
 
 The two sides alternate for --rounds rounds (PyTorch first in even rounds, rcts first
 in odd ones), so drifting machine load hits both; min and median over all rounds are
-reported, and the ratio rcts/PyTorch of the minima.
+reported, and the ratio rcts/PyTorch of the minima. rcts-bench's "offload" mode has
+no peer here: on a CPU-only PyTorch, save_on_cpu keeps tensors where they are.
+
+Then (unless --no-gemm) a GEMM section: rcts::cpu::gemm (rcts-bench --gemm-only) next to
+torch.mm on the same OpenBLAS, at the block's GEMM shapes and n = 512 / 1024, on 1 and
+--threads threads, with the verdict on the target rcts >= 60% of OpenBLAS.
 """
 import argparse
 import json
@@ -63,6 +68,9 @@ def parse_args():
     p.add_argument("--wait-idle", type=float, default=0,
                    help="before each side of each round, wait up to this many seconds for a moment when the "
                         "CPUs are >= 90%% idle (shared machines)")
+    p.add_argument("--no-gemm", action="store_true",
+                   help="skip the GEMM section (rcts::cpu::gemm against torch.mm on OpenBLAS, same shapes)")
+    p.add_argument("--gemm-seconds", type=float, default=0.3, help="time budget per GEMM measurement, each side")
     p.add_argument("--json", help="write all raw times and the summary as JSON")
     return p.parse_args()
 
@@ -216,6 +224,85 @@ def run_rcts(args, modes, reps, warmup):
     return {m["name"]: m for m in res["modes"]}
 
 
+def run_rcts_gemm(args, threads):
+    """rcts-bench --gemm-only: GFLOP/s per (shape, threads) at the block's shapes."""
+    with tempfile.NamedTemporaryFile(suffix=".json", delete=False) as tf:
+        out = tf.name
+    try:
+        cmd = [args.rcts_bench, "--layers", str(args.layers), "--hidden", str(args.hidden), "--heads",
+               str(args.heads), "--seq", str(args.seq), "--batch", str(args.batch), "--ffn", str(args.ffn),
+               "--gemm-only", "--gemm-threads", ",".join(map(str, threads)), "--gemm-seconds",
+               str(args.gemm_seconds), "--quiet", "--json", out]
+        subprocess.run(cmd, check=True)
+        with open(out) as f:
+            res = json.load(f)
+    finally:
+        os.unlink(out)
+    return res["gemm"], res.get("gemm_path", "?")
+
+
+def torch_gemm_gflops(torch, openblas, op, M, N, K, threads, budget):
+    """Best GFLOP/s of torch.mm for op(A)[M,K] op(B)[K,N] in fp32 over `budget` seconds."""
+    if openblas is not None:
+        openblas.openblas_set_num_threads(threads)
+    torch.set_num_threads(threads)
+    A = torch.rand(K, M) if op[0] == "T" else torch.rand(M, K)
+    B = torch.rand(N, K) if op[1] == "T" else torch.rand(K, N)
+    a = A.t() if op[0] == "T" else A
+    b = B.t() if op[1] == "T" else B
+    C = torch.empty(M, N)
+    torch.mm(a, b, out=C)
+    best, spent = float("inf"), 0.0
+    while spent < budget or best == float("inf"):
+        t0 = time.perf_counter()
+        torch.mm(a, b, out=C)
+        t = time.perf_counter() - t0
+        best, spent = min(best, t), spent + t
+    return 2.0 * M * N * K / best / 1e9
+
+
+def gemm_section(args, torch, libs):
+    """Prints rcts GEMM GFLOP/s next to torch.mm's (OpenBLAS) at the block's shapes and
+    the squares 512/1024, for 1 thread and --threads; returns the rows and the verdict
+    on issue 7's target (rcts >= 60% of OpenBLAS at every shape, at --threads)."""
+    import ctypes
+    openblas = None
+    for path in libs:
+        if "openblas" in os.path.basename(path):
+            try:
+                openblas = ctypes.CDLL(path)
+                openblas.openblas_set_num_threads.argtypes = [ctypes.c_int]
+            except (OSError, AttributeError):
+                openblas = None
+            break
+    threads = sorted({1, args.threads})
+    rows, path = run_rcts_gemm(args, threads)
+    print()
+    print(f"== GEMM, fp32, GFLOP/s (best over {args.gemm_seconds:.2f} s): rcts::cpu::gemm ({path} path) "
+          "vs torch.mm (OpenBLAS)")
+    print(f"{'shape':14s} {'op':2s} {'M':>5s} {'N':>5s} {'K':>5s} {'thr':>3s} {'rcts':>8s} {'openblas':>9s} "
+          f"{'ratio':>6s}")
+    out, worst = [], None
+    for g in rows:
+        if g["calls_per_step"] == 0 and not g["name"].startswith("square"):
+            continue
+        tg = torch_gemm_gflops(torch, openblas, g["op"], g["M"], g["N"], g["K"], g["threads"], args.gemm_seconds)
+        ratio = g["gflops"] / tg
+        print(f"{g['name']:14s} {g['op']:2s} {g['M']:5d} {g['N']:5d} {g['K']:5d} {g['threads']:3d} "
+              f"{g['gflops']:8.1f} {tg:9.1f} {ratio:6.2f}", flush=True)
+        out.append({**g, "openblas_gflops": tg, "rcts_over_openblas": ratio})
+        if g["threads"] == args.threads and (worst is None or ratio < worst[0]):
+            worst = (ratio, g["name"])
+    if openblas is not None:
+        openblas.openblas_set_num_threads(int(os.environ.get("OPENBLAS_NUM_THREADS", "1")))
+    torch.set_num_threads(args.threads)
+    if worst:
+        verdict = "met" if worst[0] >= 0.6 else "NOT met"
+        print(f"GEMM target (rcts >= 60% of OpenBLAS at every shape, {args.threads} thread(s)): {verdict}; "
+              f"lowest ratio {worst[0]:.2f} ({worst[1]})")
+    return out
+
+
 def main():
     args = parse_args()
     modes = [m for m in args.modes.split(",") if m]
@@ -311,10 +398,11 @@ def main():
     print(f"PyTorch GEMMs ran on OpenBLAS core {ob[0] if ob else '?'} with {ob[1] if ob else '?'} OpenBLAS thread(s), "
           f"OPENBLAS_CORETYPE={os.environ.get('OPENBLAS_CORETYPE', '(unset)')}; "
           "load average now %.2f %.2f %.2f" % os.getloadavg())
+    gemm_rows = [] if args.no_gemm else gemm_section(args, torch, libs)
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"args": vars(args), "torch_times_s": torch_times, "rcts_times_s": rcts_times,
-                       "summary": summary, "torch_version": torch.__version__,
+                       "summary": summary, "gemm": gemm_rows, "torch_version": torch.__version__,
                        "openblas_coretype_env": os.environ.get("OPENBLAS_CORETYPE"),
                        "openblas_num_threads_env": os.environ.get("OPENBLAS_NUM_THREADS"),
                        "openblas_core": ob[0] if ob else None, "openblas_threads": ob[1] if ob else None,
