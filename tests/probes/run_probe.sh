@@ -13,6 +13,11 @@ src="$root/tests/probes/probe.cpp"
 flags=(-std=c++20 -ffp-contract=off -fopenmp -I"$root")
 
 configs=("g++ -O0" "g++ -O2" "clang++ -O0" "clang++ -O2" "g++ -O3 -march=native")
+# probe.cpp includes the baseline kernel sources; the instruction-set variants are
+# separate objects with the flags kernels/CMakeLists.txt gives them (the probe's
+# kernels dispatch to them at run time, so the widest path this CPU has is probed).
+isa_objects=("activation_avx2.cpp:-mavx2 -mfma"
+             "activation_avx512.cpp:-mavx2 -mfma -mavx512f -mavx512dq -mavx512bw -mavx512vl")
 omp_ok() {  # does this compiler build and run an OpenMP program?
   printf '#include <omp.h>\nint main(){return omp_get_max_threads()>0?0:1;}\n' > "$work/omp_check.cpp"
   "$1" -fopenmp "$work/omp_check.cpp" -o "$work/omp_check_$1" >/dev/null 2>&1 && "$work/omp_check_$1"
@@ -38,8 +43,19 @@ for cfg in "${configs[@]}"; do
     echo "probe: $cfg not supported here, skipped"; continue
   fi
   tag=$(echo "$cfg" | tr -c 'A-Za-z0-9\n' '_')
+  objs=()
+  built=1
+  for entry in "${isa_objects[@]}"; do
+    file=${entry%%:*}
+    obj="$work/${file%.cpp}_$tag.o"
+    # shellcheck disable=SC2086
+    if ! "$cxx" "${flags[@]}" $opts ${entry#*:} -c "$root/kernels/cpu/$file" -o "$obj" 2> "$work/build_$tag.log"; then
+      built=0; break
+    fi
+    objs+=("$obj")
+  done
   # shellcheck disable=SC2086
-  if ! "$cxx" "${flags[@]}" $opts "$src" -o "$work/probe_$tag" 2> "$work/build_$tag.log"; then
+  if ((built == 0)) || ! "$cxx" "${flags[@]}" $opts "$src" "${objs[@]}" -o "$work/probe_$tag" 2>> "$work/build_$tag.log"; then
     echo "probe: FAILED to build with $cfg:"; cat "$work/build_$tag.log"; status=1; continue
   fi
   OMP_NUM_THREADS=1 "$work/probe_$tag" > "$work/out_$tag.txt" || { echo "probe: $cfg run failed"; status=1; continue; }
