@@ -116,7 +116,8 @@ int block_command(const std::string& config_file) {
   for (const auto& [k, b] : per)
     std::cout << "    " << std::left << std::setw(44) << k << std::right << std::setw(12) << b << "  ("
               << std::setprecision(4) << static_cast<double>(b) / static_cast<double>(sbh) << " sbh)\n";
-  std::cout << "\n  device peak " << r.device_peak << " bytes; wall time " << std::setprecision(3) << secs << " s\n";
+  std::cout << "\n  device peak " << r.device_peak << " bytes (op scratch held at once: " << r.workspace_peak
+            << " bytes of workspace); wall time " << std::setprecision(3) << secs << " s\n";
   return 0;
 }
 
