@@ -70,20 +70,12 @@ class Workspace {
   // n elements, contents unspecified (poisoned under RCTS_POISON_UNINITIALIZED).
   template <typename T>
   Buffer<T> take(size_t n) {
-    Buffer<T> b;
-    b.block_ = lease(n * sizeof(T), false);
-    b.ws_ = this;
-    b.n_ = n;
-    return b;
+    return make<T>(n, false);
   }
   // n elements, all +0.
   template <typename T>
   Buffer<T> zeros(size_t n) {
-    Buffer<T> b;
-    b.block_ = lease(n * sizeof(T), true);
-    b.ws_ = this;
-    b.n_ = n;
-    return b;
+    return make<T>(n, true);
   }
 
   // Bytes the pool owns (held and idle) and how many heap allocations it made.
@@ -97,6 +89,14 @@ class Workspace {
     std::byte* p;
     size_t capacity;
   };
+  template <typename T>
+  Buffer<T> make(size_t n, bool zero) {
+    Buffer<T> b;
+    b.block_ = lease(n * sizeof(T), zero);
+    b.ws_ = this;
+    b.n_ = n;
+    return b;
+  }
   std::byte* lease(size_t bytes, bool zero);
   void give_back(std::byte* p, size_t bytes);
 
