@@ -10,7 +10,6 @@
 //   g++ -std=c++20 -O3 -ffp-contract=off -fopenmp -I. bench/gemm_bench.cpp /tmp/gemm*.o -ldl -o /tmp/gemm_bench
 // Run:  /tmp/gemm_bench [portable|avx2|avx512] [M N K ...]   (default: the shapes listed in main)
 //   RCTS_BENCH_OPENBLAS=/path/to/libopenblas.so.0 adds an OpenBLAS column.
-#include <dlfcn.h>
 #include <omp.h>
 
 #include <array>
@@ -20,28 +19,16 @@
 #include <cstring>
 #include <vector>
 
+#include "bench/openblas.hpp"
 #include "kernels/cpu/gemm.hpp"
 
 using rcts::cpu::Trans;
 
 namespace {
 
-using SgemmFn = void (*)(int, int, int, int, int, int, float, const float*, int, const float*, int, float,
-                         float*, int);
-using SetThreadsFn = void (*)(int);
-SgemmFn g_sgemm = nullptr;
-SetThreadsFn g_blas_threads = nullptr;
-
-void load_openblas() {
-  const char* path = std::getenv("RCTS_BENCH_OPENBLAS");
-  if (!path) return;
-  void* h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-  if (!h) {
-    std::fprintf(stderr, "cannot load %s: %s\n", path, dlerror());
-    return;
-  }
-  g_sgemm = reinterpret_cast<SgemmFn>(dlsym(h, "cblas_sgemm"));
-  g_blas_threads = reinterpret_cast<SetThreadsFn>(dlsym(h, "openblas_set_num_threads"));
+const char* env_or_empty(const char* name) {
+  const char* v = std::getenv(name);
+  return v ? v : "";
 }
 
 // RCTS_BENCH_CPUTIME=1 times with process CPU time instead of wall time: on a busy
@@ -78,7 +65,7 @@ int main(int argc, char** argv) {
       ++arg;
       break;
     }
-  load_openblas();
+  const rcts::bench::OpenBlas blas(env_or_empty("RCTS_BENCH_OPENBLAS"));
   g_cputime = std::getenv("RCTS_BENCH_CPUTIME") != nullptr;
   if (const char* sec = std::getenv("RCTS_BENCH_SECONDS")) g_seconds = std::atof(sec);
   std::vector<std::array<int64_t, 3>> shapes = {{512, 768, 256}, {512, 1024, 256}, {512, 256, 1024},
@@ -87,7 +74,7 @@ int main(int argc, char** argv) {
   for (; argc - arg >= 3; arg += 3)
     shapes.push_back({std::atoll(argv[arg]), std::atoll(argv[arg + 1]), std::atoll(argv[arg + 2])});
   std::printf("path=%s\n", rcts::cpu::gemm_path_name(rcts::cpu::active_gemm_path()));
-  std::printf("%5s %5s %5s %3s %3s %10s %10s\n", "M", "N", "K", "op", "thr", "rcts", g_sgemm ? "openblas" : "");
+  std::printf("%5s %5s %5s %3s %3s %10s %10s\n", "M", "N", "K", "op", "thr", "rcts", blas.loaded() ? "openblas" : "");
   for (const auto& s : shapes) {
     const int64_t M = s[0], N = s[1], K = s[2];
     std::vector<float> A(M * K), B(K * N), C(M * N);
@@ -104,18 +91,14 @@ int main(int argc, char** argv) {
             rcts::cpu::gemm<float>(ta, tb, M, N, K, A.data(), lda, B.data(), ldb, C.data(), N, false);
           });
           double tb_blas = 0;
-          if (g_sgemm) {
-            if (g_blas_threads) g_blas_threads(nt);
-            tb_blas = best_seconds([&] {  // CblasRowMajor = 101, NoTrans = 111, Trans = 112
-              g_sgemm(101, ta == Trans::N ? 111 : 112, tb == Trans::N ? 111 : 112, static_cast<int>(M),
-                      static_cast<int>(N), static_cast<int>(K), 1.0f, A.data(), static_cast<int>(lda), B.data(),
-                      static_cast<int>(ldb), 0.0f, C.data(), static_cast<int>(N));
-            });
+          if (blas.loaded()) {
+            blas.set_threads(nt);
+            tb_blas = best_seconds([&] { blas.sgemm(ta, tb, M, N, K, A.data(), lda, B.data(), ldb, C.data(), N); });
           }
           std::printf("%5ld %5ld %5ld  %c%c %3d %10.1f", static_cast<long>(M), static_cast<long>(N),
                       static_cast<long>(K), ta == Trans::N ? 'N' : 'T', tb == Trans::N ? 'N' : 'T', nt,
                       flops / t / 1e9);
-          if (g_sgemm) std::printf(" %10.1f", flops / tb_blas / 1e9);
+          if (blas.loaded()) std::printf(" %10.1f", flops / tb_blas / 1e9);
           std::printf("\n");
           std::fflush(stdout);
         }

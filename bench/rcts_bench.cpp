@@ -15,7 +15,7 @@
 //   rcts-bench [--layers 4 --hidden 256 --heads 4 --seq 256 --batch 2 --ffn 1024]
 //              [--dtype f32|bf16|f64] [--dropout 0.1] [--threads N] [--repeats 10]
 //              [--warmup 2] [--modes none,core_attn,...] [--no-gemm] [--gemm-only]
-//              [--json FILE]
+//              [--openblas auto|PATH] [--json FILE]
 #include <omp.h>
 #include <time.h>
 
@@ -32,6 +32,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/openblas.hpp"
 #include "kernels/cpu/gemm.hpp"
 #include "reference/config/validate.hpp"
 #include "reference/memory_model/activation_memory.hpp"
@@ -204,14 +205,16 @@ struct GemmResult {
   double gflops;
 };
 
-double gemm_best_seconds(const GemmShape& g, double budget) {
+// Best time of rcts::cpu::gemm (or, with `blas`, OpenBLAS's sgemm) on this shape.
+double gemm_best_seconds(const GemmShape& g, double budget, const rcts::bench::OpenBlas* blas = nullptr) {
   const int64_t lda = g.ta == Trans::N ? g.K : g.M, ldb = g.tb == Trans::N ? g.N : g.K;
   std::vector<float> A(static_cast<size_t>(g.M * g.K)), B(static_cast<size_t>(g.K * g.N)),
       C(static_cast<size_t>(g.M * g.N));
   for (size_t i = 0; i < A.size(); ++i) A[i] = static_cast<float>((i * 7919) % 1000) / 1000.0f - 0.5f;
   for (size_t i = 0; i < B.size(); ++i) B[i] = static_cast<float>((i * 104729) % 1000) / 1000.0f - 0.5f;
   auto run = [&] {
-    rcts::cpu::gemm<float>(g.ta, g.tb, g.M, g.N, g.K, A.data(), lda, B.data(), ldb, C.data(), g.N, false);
+    if (blas) blas->sgemm(g.ta, g.tb, g.M, g.N, g.K, A.data(), lda, B.data(), ldb, C.data(), g.N);
+    else rcts::cpu::gemm<float>(g.ta, g.tb, g.M, g.N, g.K, A.data(), lda, B.data(), ldb, C.data(), g.N, false);
   };
   run();  // warm-up: scratch, page faults, thread pool
   double best = 1e30, total = 0;
@@ -290,6 +293,11 @@ int main(int argc, char** argv) {
   app.add_flag("--gemm-only", gemm_only, "only the GEMM section");
   app.add_option("--gemm-threads", gemm_threads_arg, "thread counts for the GEMM section")->capture_default_str();
   app.add_option("--gemm-seconds", gemm_seconds, "time budget per GEMM measurement")->capture_default_str();
+  const char* blas_env = std::getenv("RCTS_BENCH_OPENBLAS");
+  std::string openblas_path = blas_env ? blas_env : "";
+  app.add_option("--openblas", openblas_path,
+                 "also time OpenBLAS's cblas_sgemm (dlopen'ed: a path, or 'auto' for libopenblas.so.0; "
+                 "default $RCTS_BENCH_OPENBLAS) and check the GEMM target, rcts >= 60% of OpenBLAS");
   app.add_flag("-q,--quiet", quiet, "no table on stdout (with --json)");
   CLI11_PARSE(app, argc, argv);
 
@@ -438,10 +446,21 @@ int main(int argc, char** argv) {
   if (!no_gemm) {
     const auto shapes = block_gemm_shapes(base);
     const auto thread_list = parse_int_list(gemm_threads_arg);
+    const rcts::bench::OpenBlas blas(openblas_path == "auto" ? "libopenblas.so.0" : openblas_path);
+    if (blas.loaded()) {
+      out["openblas"] = {{"path", blas.path()}, {"core", blas.core()}};
+      if (const char* v = std::getenv("OPENBLAS_CORETYPE")) out["openblas"]["OPENBLAS_CORETYPE"] = v;
+    }
+    double worst_ratio = 1e30;  // rcts / OpenBLAS at run_threads
+    std::string worst_shape;
     if (!quiet) {
-      std::printf("\nGEMM rcts::cpu::gemm<float>, GFLOP/s (best over %.2f s)\n", gemm_seconds);
-      std::printf("%-14s %2s %5s %5s %5s", "shape", "op", "M", "N", "K");
-      for (int t : thread_list) std::printf(" %7s%-2d", "thr=", t);
+      std::printf("\nGEMM rcts::cpu::gemm<float>, GFLOP/s (best over %.2f s)", gemm_seconds);
+      if (blas.loaded()) std::printf("; ob = OpenBLAS cblas_sgemm (%s, core %s)", blas.path().c_str(), blas.core().c_str());
+      std::printf("\n%-14s %2s %5s %5s %5s", "shape", "op", "M", "N", "K");
+      for (int t : thread_list) {
+        std::printf(" %7s%-2d", "thr=", t);
+        if (blas.loaded()) std::printf(" %7s%-2d %6s", "ob=", t, "ratio");
+      }
       std::printf(" %10s\n", "calls/step");
     }
     json jg = json::array();
@@ -457,9 +476,21 @@ int main(int argc, char** argv) {
         if (t == 1) t1 = sec;
         if (t == run_threads) t_run = sec;
         if (!quiet) std::printf(" %9.1f", gf);
+        json row = {{"name", g.name}, {"op", op_name(g)}, {"M", g.M}, {"N", g.N}, {"K", g.K}, {"threads", t},
+                    {"seconds", sec}, {"gflops", gf}, {"calls_per_step", g.calls_per_step}};
+        if (blas.loaded()) {
+          blas.set_threads(t);
+          const double ob = 2.0 * static_cast<double>(g.M * g.N * g.K) / gemm_best_seconds(g, gemm_seconds, &blas) / 1e9;
+          if (!quiet) std::printf(" %9.1f %6.2f", ob, gf / ob);
+          row["openblas_gflops"] = ob;
+          row["rcts_over_openblas"] = gf / ob;
+          if (t == run_threads && gf / ob < worst_ratio) {
+            worst_ratio = gf / ob;
+            worst_shape = g.name;
+          }
+        }
         std::fflush(stdout);
-        jg.push_back({{"name", g.name}, {"op", op_name(g)}, {"M", g.M}, {"N", g.N}, {"K", g.K}, {"threads", t},
-                      {"seconds", sec}, {"gflops", gf}, {"calls_per_step", g.calls_per_step}});
+        jg.push_back(row);
       }
       if (!quiet) std::printf(" %10ld\n", static_cast<long>(g.calls_per_step));
       // Attention GEMMs run single-threaded inside a parallel loop over heads.
@@ -468,6 +499,13 @@ int main(int argc, char** argv) {
     }
     omp_set_num_threads(run_threads);
     out["gemm"] = jg;
+    if (blas.loaded() && !worst_shape.empty()) {
+      const bool met = worst_ratio >= 0.6;
+      out["gemm_target"] = {{"threads", run_threads}, {"lowest_ratio", worst_ratio}, {"shape", worst_shape}, {"met", met}};
+      if (!quiet)
+        std::printf("GEMM target (rcts >= 60%% of OpenBLAS at every shape, %d thread(s)): %s; lowest ratio %.2f (%s)\n",
+                    run_threads, met ? "met" : "NOT met", worst_ratio, worst_shape.c_str());
+    }
     out["gemm_estimate_none_step_s"] = est_gemm_seconds;
     if (!quiet && est_gemm_seconds > 0) {
       std::printf("GEMM time of one 'none' step at %d thread(s), from the best times above: %.2f ms", run_threads,
