@@ -9,8 +9,10 @@
 // recompute_overhead()'s predicted step ratio, and the saved bytes per micro-batch
 // (sum of the block's measured saved_bytes_per_layer; the analytic stage_memory() next
 // to it), the op scratch held at once (device workspace) and, for the offload mode,
-// the bytes moved per step. Every mode must give the bitwise-same first loss as
-// "none" (column "same").
+// the bytes moved per step. Every mode must give, call for call, the bitwise-same loss,
+// input gradient and parameter gradients as "none" (column "same"; the modes consume
+// the same RNG streams, so call i of every mode sees the same dropout masks); otherwise
+// rcts-bench exits with status 3 — a benchmark of a wrong result is no benchmark.
 //
 //   rcts-bench [--layers 4 --hidden 256 --heads 4 --seq 256 --batch 2 --ffn 1024]
 //              [--dtype f32|bf16|f64] [--dropout 0.1] [--threads N] [--repeats 10]
@@ -27,12 +29,14 @@
 #include <fstream>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
 #include <vector>
 
 #include "bench/openblas.hpp"
+#include "reference/core/faults.hpp"
 #include "kernels/cpu/gemm.hpp"
 #include "reference/config/validate.hpp"
 #include "reference/memory_model/activation_memory.hpp"
@@ -123,11 +127,20 @@ struct ModeRun {
   int64_t peak_saved_bytes = 0;  // last call
   double first_loss = 0;
   bool have_first = false;
+  std::vector<uint64_t> digests;  // per call: loss, input gradient and parameter gradients
   rcts::RecomputeOverhead predicted;
   int64_t model_saved_bytes = 0;  // stage_memory(config).stored_bytes
   int64_t workspace_peak = 0;      // op scratch held at once (device workspace), last call
   int64_t workspace_heap_allocations = 0;  // the workspace pool's heap allocations, after the last call
   int64_t offloaded_bytes = 0;     // device -> host bytes per call, after warm-up (offload modes)
+
+  uint64_t result_digest(const rcts::MicroBatchResult& r) const {
+    std::vector<uint64_t> parts{rcts::fnv1a64(&r.loss, sizeof r.loss),
+                                rcts::fnv1a64(r.input_grad.bytes(), static_cast<size_t>(r.input_grad.nbytes()))};
+    for (const rcts::Parameter* p : params)
+      parts.push_back(rcts::fnv1a64(p->grad.bytes(), static_cast<size_t>(p->grad.nbytes())));
+    return rcts::fnv1a64(parts.data(), parts.size() * sizeof(uint64_t));
+  }
 
   void step() {
     // Housekeeping outside the timed region: the mask log and save log would
@@ -144,6 +157,7 @@ struct ModeRun {
       first_loss = r.loss;
       have_first = true;
     }
+    digests.push_back(result_digest(r));
     saved_bytes = 0;
     for (int64_t b : r.saved_bytes_per_layer) saved_bytes += b;
     workspace_peak = rt->memory.category(rcts::Domain::device, rcts::Category::workspace).peak;
@@ -298,9 +312,20 @@ int main(int argc, char** argv) {
   app.add_option("--openblas", openblas_path,
                  "also time OpenBLAS's cblas_sgemm (dlopen'ed: a path, or 'auto' for libopenblas.so.0; "
                  "default $RCTS_BENCH_OPENBLAS) and check the GEMM target, rcts >= 60% of OpenBLAS");
+  std::string fault_name;
+  app.add_option("--fault", fault_name, "switch on a compiled-in mutant for the whole run (the bench's own check)");
   app.add_flag("-q,--quiet", quiet, "no table on stdout (with --json)");
   CLI11_PARSE(app, argc, argv);
 
+  std::optional<rcts::FaultScope> fault;
+  if (!fault_name.empty()) {
+    try {
+      fault.emplace(rcts::parse_fault(fault_name));
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "rcts-bench: --fault: %s\n", e.what());
+      return 2;
+    }
+  }
   if (threads > 0) omp_set_num_threads(threads);
   const int run_threads = omp_get_max_threads();
 
@@ -354,6 +379,7 @@ int main(int argc, char** argv) {
                 out["gemm_path"].get<std::string>().c_str());
 
   double none_min = 0, none_median = 0;
+  bool all_same = true;
   std::vector<ModeRun> runs;
   if (!gemm_only) {
     try {
@@ -403,7 +429,8 @@ int main(int argc, char** argv) {
       const double flops = 3.0 * static_cast<double>(r.predicted.forward_flops) +
                            static_cast<double>(r.predicted.recompute_flops);
       const double ratio = none_min > 0 ? tmin / none_min : 0, ratio_md = none_median > 0 ? tmed / none_median : 0;
-      const bool same = !none || r.first_loss == none->first_loss;
+      const bool same = !none || r.digests == none->digests;
+      if (!same) all_same = false;
       if (!quiet)
         std::printf("%-14s %9.2f %9.2f %8.2f %8.3f %8.3f %8.3f %11.3f %11.3f %11.3f %8.3f %5s\n", r.mode->name.c_str(),
                     tmin * 1e3, tmed * 1e3, tmin > 0 ? flops / tmin / 1e9 : 0, ratio, ratio_md,
@@ -430,13 +457,14 @@ int main(int argc, char** argv) {
                     {"workspace_heap_allocations", r.workspace_heap_allocations},
                     {"offloaded_bytes_per_step", r.offloaded_bytes},
                     {"first_loss", r.first_loss},
-                    {"loss_matches_none", same}});
+                    {"matches_none", same}});
     }
     out["modes"] = jm;
     if (!quiet)
       std::printf("ratio = min/min(none), ratio_md = median/median(none), pred = recompute_overhead().step_ratio\n"
                   "(matmul FLOPs only); saved = measured saved bytes per micro-batch, model = stage_memory();\n"
-                  "ws = op scratch held at once (device workspace); same = first loss bitwise equal to mode none\n");
+                  "ws = op scratch held at once (device workspace); same = loss and all gradients bitwise\n"
+                  "equal to mode none, call for call\n");
     for (const auto& r : runs)
       if (!quiet && r.offloaded_bytes > 0)
         std::printf("%s: %.3f MiB offloaded and reloaded per step (strict copy streams: all copying exposed)\n",
@@ -523,6 +551,10 @@ int main(int argc, char** argv) {
       return 1;
     }
     f << out.dump(2) << "\n";
+  }
+  if (!all_same) {
+    std::fprintf(stderr, "rcts-bench: FAILED: a mode's loss or gradients differ from mode none (column 'same')\n");
+    return 3;
   }
   return 0;
 }
