@@ -367,7 +367,8 @@ int main(int argc, char** argv) {
   out["config"] = config_json(base);
   out["threads"] = run_threads;
   out["gemm_path"] = rcts::cpu::gemm_path_name(rcts::cpu::active_gemm_path());
-  if (const char* v = std::getenv("OMP_NUM_THREADS")) out["OMP_NUM_THREADS"] = v;
+  for (const char* var : {"OMP_NUM_THREADS", "OMP_WAIT_POLICY", "GOMP_SPINCOUNT"})
+    if (const char* v = std::getenv(var)) out[var] = v;
   out["repeats"] = repeats;
   out["warmup"] = warmup;
 
