@@ -22,12 +22,13 @@ inline float bits_float(uint32_t u) {
 }
 
 // Round a float to the nearest bf16 (ties to even). NaN maps to a quiet NaN of the same sign.
+// Branch-free (both results computed, one selected) so conversion loops vectorise.
 inline bf16 to_bf16(float f) {
-  uint32_t u = float_bits(f);
-  if ((u & 0x7fffffffu) > 0x7f800000u) return bf16{static_cast<uint16_t>((u >> 16) | 0x0040u)};
-  uint32_t lsb = (u >> 16) & 1u;
-  u += 0x7fffu + lsb;
-  return bf16{static_cast<uint16_t>(u >> 16)};
+  const uint32_t u = float_bits(f);
+  const uint32_t quiet_nan = (u >> 16) | 0x0040u;
+  const uint32_t rounded = (u + 0x7fffu + ((u >> 16) & 1u)) >> 16;
+  const bool is_nan = (u & 0x7fffffffu) > 0x7f800000u;
+  return bf16{static_cast<uint16_t>(is_nan ? quiet_nan : rounded)};
 }
 inline float from_bf16(bf16 h) { return bits_float(static_cast<uint32_t>(h.bits) << 16); }
 

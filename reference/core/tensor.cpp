@@ -77,13 +77,18 @@ void Tensor::check_dtype(DType want) const {
 }
 
 namespace {
+// Element-wise, so threads (splitting elements) never change a bit.
+constexpr int64_t kConvertParallelMin = int64_t{1} << 16;
+
 template <typename T, typename S> void convert_load(const S* src, T* dst, int64_t n) {
+#pragma omp parallel for schedule(static) if (n >= kConvertParallelMin)
   for (int64_t i = 0; i < n; ++i) {
     if constexpr (std::is_same_v<S, bf16>) dst[i] = static_cast<T>(from_bf16(src[i]));
     else dst[i] = static_cast<T>(src[i]);
   }
 }
 template <typename T, typename S> void convert_store(const T* src, S* dst, int64_t n) {
+#pragma omp parallel for schedule(static) if (n >= kConvertParallelMin)
   for (int64_t i = 0; i < n; ++i) {
     if constexpr (std::is_same_v<S, bf16>) dst[i] = to_bf16(static_cast<float>(src[i]));
     else dst[i] = static_cast<S>(src[i]);
