@@ -9,7 +9,7 @@
 
 #include "kernels/common/detmath.hpp"
 
-#define RCTS_ACT_W 4  // the baseline vector path: SSE2, part of x86-64
+#define RCTS_VEC_W 4  // the baseline vector path: SSE2, part of x86-64
 #include "kernels/cpu/activation_vec.inc"
 
 namespace rcts::cpu {

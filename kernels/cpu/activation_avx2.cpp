@@ -1,7 +1,7 @@
 // The AVX2 (8-lane) instance of the float activation kernels (activation_vec.inc). This
 // file is compiled with -mavx2 -mfma (kernels/CMakeLists.txt); activation.cpp calls it
 // only after checking the CPU.
-#define RCTS_ACT_W 8
+#define RCTS_VEC_W 8
 #include "kernels/cpu/activation_vec.inc"
 
 namespace rcts::cpu::detail {

@@ -1,7 +1,7 @@
 // The AVX-512 (16-lane) instance of the float activation kernels (activation_vec.inc). This
 // file is compiled with -mavx512f/dq/bw/vl (kernels/CMakeLists.txt); activation.cpp calls it
 // only after checking the CPU.
-#define RCTS_ACT_W 16
+#define RCTS_VEC_W 16
 #include "kernels/cpu/activation_vec.inc"
 
 namespace rcts::cpu::detail {

@@ -1,6 +1,9 @@
 // Dropout CPU kernels; see dropout.hpp and kernels/common/dropout_rule.hpp.
+// The mask's vector paths (dropout_vec.inc) evaluate the very same Philox blocks, W at a
+// time; the scalar loop below (dropout_mask_loop) is the definition.
 #include "kernels/cpu/dropout.hpp"
 
+#include <atomic>
 #include <cstring>
 #include <stdexcept>
 #include <string>
@@ -8,10 +11,16 @@
 #include "kernels/common/dropout_rule.hpp"
 #include "kernels/common/philox.hpp"
 
+#define RCTS_VEC_W 4  // the baseline vector path: SSE2, part of x86-64
+#include "kernels/cpu/dropout_vec.inc"
+
 namespace rcts::cpu {
 namespace {
 
-constexpr int64_t kDoParallelMin = 1 << 14;  // below this many elements, run on one thread
+// The vector code's copies of the Philox constants (it must not include philox.hpp's
+// inline functions into ISA-specific code, see the .inc).
+static_assert(vec::kPhM0 == philox::kM0 && vec::kPhM1 == philox::kM1 && vec::kPhW0 == philox::kW0 &&
+              vec::kPhW1 == philox::kW1);
 
 void dropout_check_p(double p) {
   if (!(p >= 0.0 && p <= 1.0))
@@ -33,16 +42,8 @@ void dropout_apply(T* out, const T* in, const uint8_t* mask, int64_t n, double p
   }
 }
 
-}  // namespace
-
-void dropout_mask(uint8_t* mask, int64_t n, double p, uint64_t seed, uint64_t offset) {
-  dropout_check_p(p);
-  if (n <= 0) return;
-  if (p == 0.0) {  // threshold 0: every element is kept; skip the Philox work
-    std::memset(mask, 1, static_cast<size_t>(n));
-    return;
-  }
-  const uint32_t thr = dropout_rule::threshold(p);
+// The definition: one Philox block per iteration, threads split blocks.
+void dropout_mask_loop(uint8_t* mask, int64_t n, uint32_t thr, uint64_t seed, uint64_t offset) {
   const int64_t nblocks = static_cast<int64_t>(dropout_rule::blocks_for(n));
 #pragma omp parallel for schedule(static) if (n >= kDoParallelMin)
   for (int64_t b = 0; b < nblocks; ++b) {
@@ -51,6 +52,54 @@ void dropout_mask(uint8_t* mask, int64_t n, double p, uint64_t seed, uint64_t of
     const int64_t cnt = n - i0 < 4 ? n - i0 : 4;
     for (int64_t w = 0; w < cnt; ++w)
       mask[i0 + w] = (words[static_cast<size_t>(w)] >> 8) >= thr ? 1 : 0;
+  }
+}
+
+std::atomic<DropoutPath> g_dropout_path{DropoutPath::automatic};
+
+}  // namespace
+
+bool dropout_path_supported(DropoutPath p) {
+  // libgcc reports these only when the OS also saves the YMM/ZMM state (XGETBV).
+  static const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  static const bool avx512 = avx2 && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") &&
+                             __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl");
+  switch (p) {
+    case DropoutPath::avx2: return avx2;
+    case DropoutPath::avx512: return avx512;
+    default: return true;
+  }
+}
+
+void set_dropout_path(DropoutPath p) {
+  if (!dropout_path_supported(p))
+    throw std::runtime_error("set_dropout_path: this CPU lacks the requested instruction set");
+  g_dropout_path.store(p, std::memory_order_relaxed);
+}
+
+DropoutPath active_dropout_path() {
+  const DropoutPath p = g_dropout_path.load(std::memory_order_relaxed);
+  if (p != DropoutPath::automatic) return p;
+  if (dropout_path_supported(DropoutPath::avx512)) return DropoutPath::avx512;
+  if (dropout_path_supported(DropoutPath::avx2)) return DropoutPath::avx2;
+  return DropoutPath::sse2;
+}
+
+void dropout_mask(uint8_t* mask, int64_t n, double p, uint64_t seed, uint64_t offset) {
+  dropout_check_p(p);
+  if (n <= 0) return;
+  const uint32_t thr = dropout_rule::threshold(p);
+  // (word >> 8) < 2^24: threshold 0 keeps every element, threshold 2^24 (p >= 1 - 2^-25)
+  // drops every one; skip the Philox work.
+  if (thr == 0 || thr > 0xFFFFFFu) {
+    std::memset(mask, thr == 0 ? 1 : 0, static_cast<size_t>(n));
+    return;
+  }
+  switch (active_dropout_path()) {
+    case DropoutPath::avx512: return detail::dropout_mask_avx512(mask, n, thr, seed, offset);
+    case DropoutPath::avx2: return detail::dropout_mask_avx2(mask, n, thr, seed, offset);
+    case DropoutPath::sse2: return vec::dropout_mask(mask, n, thr, seed, offset);
+    default: return dropout_mask_loop(mask, n, thr, seed, offset);
   }
 }
 

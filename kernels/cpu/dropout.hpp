@@ -6,6 +6,10 @@
 // split blocks, so the mask depends only on (seed, offset, n, p). The caller advances its
 // generator by dropout_rule::blocks_for(n) = ceil(n / 4) blocks; this function does not
 // (it has no generator). p == 0 gives all ones (threshold 0), p == 1 all zeros.
+// Paths: the scalar loop (one Philox block per iteration) is the definition; the vector
+// paths (dropout_vec.inc; 4 lanes SSE2, 8 AVX2, 16 AVX-512) run Philox on one block per
+// lane with the same integer operations, so every path gives the same mask bytes
+// (tests/kernels/dropout_softmax_vec_test.cpp).
 //
 // dropout_forward / dropout_backward: y = x * mask * scale, evaluated as
 // (x * T(mask)) * scale with scale = T(dropout_rule::scale(p)) = T(1 / (1 - p)) (computed
@@ -21,6 +25,16 @@ namespace rcts::cpu {
 
 void dropout_mask(uint8_t* mask,  // (n) 1 keep, 0 drop
                   int64_t n, double p, uint64_t seed, uint64_t offset);
+
+// Which dropout_mask implementation runs: automatic = the widest the CPU supports
+// (avx512, else avx2, else sse2). Same bytes on every path, only speed differs. For tests
+// and benchmarks; process-wide. Selecting a path the CPU lacks throws std::runtime_error.
+enum class DropoutPath { automatic, scalar, sse2, avx2, avx512 };
+void set_dropout_path(DropoutPath p);
+// The path dropout_mask uses now (never `automatic`).
+DropoutPath active_dropout_path();
+// Whether this CPU can run path p (scalar, sse2 and automatic: always).
+bool dropout_path_supported(DropoutPath p);
 
 template <typename T>
 void dropout_forward(T* out,               // (n)

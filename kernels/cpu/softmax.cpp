@@ -1,15 +1,26 @@
 // Causal softmax CPU kernels; see softmax.hpp for the formulas and the reduction orders.
+// softmax_causal_forward_loop is the definition; the float forward's vector paths
+// (softmax_vec.inc) reproduce its bits.
 #include "kernels/cpu/softmax.hpp"
+
+#include <atomic>
+#include <stdexcept>
+#include <type_traits>
 
 #include "kernels/common/detmath.hpp"
 
+#define RCTS_VEC_W 4  // the baseline vector path: SSE2, part of x86-64
+#include "kernels/cpu/softmax_vec.inc"
+
 namespace rcts::cpu {
 namespace {
-constexpr int64_t kSmParallelMin = 1 << 14;  // below this many elements, run on one thread
-}
+
+// The vector code's copies of detmath's constants (it must not include detmath, see the .inc).
+static_assert(vec::kLog2e == detmath::detail::kLog2eF && vec::kLn2Hi == detmath::detail::kLn2HiF &&
+              vec::kLn2Lo == detmath::detail::kLn2LoF);
 
 template <typename T>
-void softmax_causal_forward(T* out, const T* inp, int64_t BH, int64_t S) {
+void softmax_causal_forward_loop(T* out, const T* inp, int64_t BH, int64_t S) {
   const int64_t rows = BH * S;
 #pragma omp parallel for schedule(static) if (rows * S >= kSmParallelMin)
   for (int64_t row = 0; row < rows; ++row) {
@@ -28,6 +39,49 @@ void softmax_causal_forward(T* out, const T* inp, int64_t BH, int64_t S) {
     for (int64_t j = 0; j <= i; ++j) y[j] = y[j] / sum;
     for (int64_t j = i + 1; j < S; ++j) y[j] = 0;
   }
+}
+
+std::atomic<SoftmaxPath> g_softmax_path{SoftmaxPath::automatic};
+
+}  // namespace
+
+bool softmax_path_supported(SoftmaxPath p) {
+  // libgcc reports these only when the OS also saves the YMM/ZMM state (XGETBV).
+  static const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  static const bool avx512 = avx2 && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") &&
+                             __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl");
+  switch (p) {
+    case SoftmaxPath::avx2: return avx2;
+    case SoftmaxPath::avx512: return avx512;
+    default: return true;
+  }
+}
+
+void set_softmax_path(SoftmaxPath p) {
+  if (!softmax_path_supported(p))
+    throw std::runtime_error("set_softmax_path: this CPU lacks the requested instruction set");
+  g_softmax_path.store(p, std::memory_order_relaxed);
+}
+
+SoftmaxPath active_softmax_path() {
+  const SoftmaxPath p = g_softmax_path.load(std::memory_order_relaxed);
+  if (p != SoftmaxPath::automatic) return p;
+  if (softmax_path_supported(SoftmaxPath::avx512)) return SoftmaxPath::avx512;
+  if (softmax_path_supported(SoftmaxPath::avx2)) return SoftmaxPath::avx2;
+  return SoftmaxPath::sse2;
+}
+
+template <typename T>
+void softmax_causal_forward(T* out, const T* inp, int64_t BH, int64_t S) {
+  if constexpr (std::is_same_v<T, float>) {
+    switch (active_softmax_path()) {
+      case SoftmaxPath::avx512: return detail::softmax_causal_forward_avx512(out, inp, BH, S);
+      case SoftmaxPath::avx2: return detail::softmax_causal_forward_avx2(out, inp, BH, S);
+      case SoftmaxPath::sse2: return vec::softmax_causal_forward(out, inp, BH, S);
+      default: break;
+    }
+  }
+  softmax_causal_forward_loop(out, inp, BH, S);
 }
 
 template <typename T>

@@ -13,6 +13,12 @@
 // the thread count.
 // In place is allowed: out may alias inp, dinp may alias dout (each row reads an
 // element before writing it, and the row's reductions finish before its writes).
+// Paths (forward, float; double and the backward always run the scalar loops): the scalar
+// loop is the definition; the vector paths (softmax_vec.inc; 4 lanes SSE2, 8 AVX2, 16
+// AVX-512) compute the maximum and the exps in vector lanes (per lane the IEEE operations
+// of detmath::exp), keep each row's sum a scalar chain in column order, and divide
+// element-wise, so every path gives bitwise the scalar result for every input
+// (tests/kernels/dropout_softmax_vec_test.cpp).
 // Gradients: dinp is written (=). A row whose unmasked scores are all -inf gives NaN
 // (cannot happen for plain causal masking: the diagonal is always unmasked).
 #pragma once
@@ -25,6 +31,16 @@ template <typename T>
 void softmax_causal_forward(T* out,        // (BH, S, S)
                             const T* inp,  // (BH, S, S) scores
                             int64_t BH, int64_t S);
+
+// Which float forward implementation runs: automatic = the widest the CPU supports
+// (avx512, else avx2, else sse2). Same bits on every path, only speed differs. For tests
+// and benchmarks; process-wide. Selecting a path the CPU lacks throws std::runtime_error.
+enum class SoftmaxPath { automatic, scalar, sse2, avx2, avx512 };
+void set_softmax_path(SoftmaxPath p);
+// The path the float forward uses now (never `automatic`).
+SoftmaxPath active_softmax_path();
+// Whether this CPU can run path p (scalar, sse2 and automatic: always).
+bool softmax_path_supported(SoftmaxPath p);
 
 template <typename T>
 void softmax_causal_backward(T* dinp,        // (BH, S, S)  written

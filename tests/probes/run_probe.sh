@@ -17,7 +17,11 @@ configs=("g++ -O0" "g++ -O2" "clang++ -O0" "clang++ -O2" "g++ -O3 -march=native"
 # separate objects with the flags kernels/CMakeLists.txt gives them (the probe's
 # kernels dispatch to them at run time, so the widest path this CPU has is probed).
 isa_objects=("activation_avx2.cpp:-mavx2 -mfma"
-             "activation_avx512.cpp:-mavx2 -mfma -mavx512f -mavx512dq -mavx512bw -mavx512vl")
+             "activation_avx512.cpp:-mavx2 -mfma -mavx512f -mavx512dq -mavx512bw -mavx512vl"
+             "dropout_avx2.cpp:-mavx2 -mfma"
+             "dropout_avx512.cpp:-mavx2 -mfma -mavx512f -mavx512dq -mavx512bw -mavx512vl"
+             "softmax_avx2.cpp:-mavx2 -mfma"
+             "softmax_avx512.cpp:-mavx2 -mfma -mavx512f -mavx512dq -mavx512bw -mavx512vl")
 omp_ok() {  # does this compiler build and run an OpenMP program?
   printf '#include <omp.h>\nint main(){return omp_get_max_threads()>0?0:1;}\n' > "$work/omp_check.cpp"
   "$1" -fopenmp "$work/omp_check.cpp" -o "$work/omp_check_$1" >/dev/null 2>&1 && "$work/omp_check_$1"
