@@ -3,7 +3,6 @@
 // (activation_vec.inc) reproduce their bits and fall back to them for NaN results.
 #include "kernels/cpu/activation.hpp"
 
-#include <atomic>
 #include <stdexcept>
 #include <type_traits>
 
@@ -120,7 +119,7 @@ constexpr FloatKernels kAvx2{detail::gelu_forward_avx2, detail::gelu_backward_av
 constexpr FloatKernels kAvx512{detail::gelu_forward_avx512, detail::gelu_backward_avx512,
                                detail::swiglu_forward_avx512, detail::swiglu_backward_avx512};
 
-std::atomic<ActivationPath> g_path{ActivationPath::automatic};
+VecPathChoice g_path{"activation"};
 
 // The float kernels of the active path; nullptr: the scalar loops.
 const FloatKernels* float_vector_kernels() {
@@ -141,31 +140,9 @@ float swiglu_forward_scalar(float a, float b) { return swiglu_fwd_elem(a, b); }
 void swiglu_backward_scalar(float dy, float a, float b, float* da, float* db) { swiglu_bwd_elem(dy, a, b, *da, *db); }
 }  // namespace detail
 
-bool activation_path_supported(ActivationPath p) {
-  // libgcc reports these only when the OS also saves the YMM/ZMM state (XGETBV).
-  static const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-  static const bool avx512 = avx2 && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") &&
-                             __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl");
-  switch (p) {
-    case ActivationPath::avx2: return avx2;
-    case ActivationPath::avx512: return avx512;
-    default: return true;
-  }
-}
-
-void set_activation_path(ActivationPath p) {
-  if (!activation_path_supported(p))
-    throw std::runtime_error("set_activation_path: this CPU lacks the requested instruction set");
-  g_path.store(p, std::memory_order_relaxed);
-}
-
-ActivationPath active_activation_path() {
-  const ActivationPath p = g_path.load(std::memory_order_relaxed);
-  if (p != ActivationPath::automatic) return p;
-  if (activation_path_supported(ActivationPath::avx512)) return ActivationPath::avx512;
-  if (activation_path_supported(ActivationPath::avx2)) return ActivationPath::avx2;
-  return ActivationPath::sse2;
-}
+bool activation_path_supported(ActivationPath p) { return vec_path_supported(p); }
+void set_activation_path(ActivationPath p) { g_path.set(p); }
+ActivationPath active_activation_path() { return g_path.active(); }
 
 template <typename T>
 void gelu_forward(T* out, const T* inp, int64_t n) {

@@ -31,6 +31,8 @@
 
 #include <cstdint>
 
+#include "kernels/cpu/vec_path.hpp"
+
 namespace rcts::cpu {
 
 template <typename T>
@@ -55,14 +57,12 @@ void swiglu_backward(T* dinp,        // (N, 2F)  written: [da | db]
                      const T* inp,   // (N, 2F)  the forward's input
                      int64_t N, int64_t F);
 
-// Which float implementation the kernels use: automatic = the widest the CPU supports
-// (avx512, else avx2, else sse2). Same bits on every path, only speed differs. For tests
-// and benchmarks; process-wide. Selecting a path the CPU lacks throws std::runtime_error.
-enum class ActivationPath { automatic, scalar, sse2, avx2, avx512 };
+// Which implementation the float kernels use: see vec_path.hpp (automatic = the widest the
+// CPU supports; same bits on every path). Selecting a path the CPU lacks throws
+// std::runtime_error.
+using ActivationPath = VecPath;
 void set_activation_path(ActivationPath p);
-// The path float kernels use now (never `automatic`).
-ActivationPath active_activation_path();
-// Whether this CPU can run path p (scalar, sse2 and automatic: always).
+ActivationPath active_activation_path();  // never `automatic`
 bool activation_path_supported(ActivationPath p);
 
 }  // namespace rcts::cpu

@@ -3,7 +3,6 @@
 // time; the scalar loop below (dropout_mask_loop) is the definition.
 #include "kernels/cpu/dropout.hpp"
 
-#include <atomic>
 #include <cstring>
 #include <stdexcept>
 #include <string>
@@ -55,35 +54,13 @@ void dropout_mask_loop(uint8_t* mask, int64_t n, uint32_t thr, uint64_t seed, ui
   }
 }
 
-std::atomic<DropoutPath> g_dropout_path{DropoutPath::automatic};
+VecPathChoice g_dropout_path{"dropout"};
 
 }  // namespace
 
-bool dropout_path_supported(DropoutPath p) {
-  // libgcc reports these only when the OS also saves the YMM/ZMM state (XGETBV).
-  static const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-  static const bool avx512 = avx2 && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") &&
-                             __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl");
-  switch (p) {
-    case DropoutPath::avx2: return avx2;
-    case DropoutPath::avx512: return avx512;
-    default: return true;
-  }
-}
-
-void set_dropout_path(DropoutPath p) {
-  if (!dropout_path_supported(p))
-    throw std::runtime_error("set_dropout_path: this CPU lacks the requested instruction set");
-  g_dropout_path.store(p, std::memory_order_relaxed);
-}
-
-DropoutPath active_dropout_path() {
-  const DropoutPath p = g_dropout_path.load(std::memory_order_relaxed);
-  if (p != DropoutPath::automatic) return p;
-  if (dropout_path_supported(DropoutPath::avx512)) return DropoutPath::avx512;
-  if (dropout_path_supported(DropoutPath::avx2)) return DropoutPath::avx2;
-  return DropoutPath::sse2;
-}
+bool dropout_path_supported(DropoutPath p) { return vec_path_supported(p); }
+void set_dropout_path(DropoutPath p) { g_dropout_path.set(p); }
+DropoutPath active_dropout_path() { return g_dropout_path.active(); }
 
 void dropout_mask(uint8_t* mask, int64_t n, double p, uint64_t seed, uint64_t offset) {
   dropout_check_p(p);

@@ -21,19 +21,19 @@
 
 #include <cstdint>
 
+#include "kernels/cpu/vec_path.hpp"
+
 namespace rcts::cpu {
 
 void dropout_mask(uint8_t* mask,  // (n) 1 keep, 0 drop
                   int64_t n, double p, uint64_t seed, uint64_t offset);
 
-// Which dropout_mask implementation runs: automatic = the widest the CPU supports
-// (avx512, else avx2, else sse2). Same bytes on every path, only speed differs. For tests
-// and benchmarks; process-wide. Selecting a path the CPU lacks throws std::runtime_error.
-enum class DropoutPath { automatic, scalar, sse2, avx2, avx512 };
+// Which implementation dropout_mask uses: see vec_path.hpp (automatic = the widest the
+// CPU supports; same bits on every path). Selecting a path the CPU lacks throws
+// std::runtime_error.
+using DropoutPath = VecPath;
 void set_dropout_path(DropoutPath p);
-// The path dropout_mask uses now (never `automatic`).
-DropoutPath active_dropout_path();
-// Whether this CPU can run path p (scalar, sse2 and automatic: always).
+DropoutPath active_dropout_path();  // never `automatic`
 bool dropout_path_supported(DropoutPath p);
 
 template <typename T>

@@ -13,6 +13,8 @@
 #include <type_traits>
 #include <vector>
 
+#include "kernels/cpu/cpu_features.hpp"
+
 namespace rcts::cpu {
 namespace {
 
@@ -102,20 +104,8 @@ float* gemm_scratch(size_t n_floats) {
 }
 }  // namespace detail
 
-bool gemm_avx2_supported() {
-  // libgcc sets "avx2" only when the OS also saves YMM state (XGETBV), so this is safe.
-  static const bool ok = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-  return ok;
-}
-
-bool gemm_avx512_supported() {
-  // The AVX-512 file is compiled with F, DQ, BW and VL; libgcc reports them only when
-  // the OS saves the ZMM and mask state.
-  static const bool ok = gemm_avx2_supported() && __builtin_cpu_supports("avx512f") &&
-                         __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512bw") &&
-                         __builtin_cpu_supports("avx512vl");
-  return ok;
-}
+bool gemm_avx2_supported() { return cpu_has_avx2_fma(); }
+bool gemm_avx512_supported() { return cpu_has_avx512(); }
 
 const char* gemm_path_name(GemmPath p) {
   switch (p) {

@@ -3,7 +3,6 @@
 // (softmax_vec.inc) reproduce its bits.
 #include "kernels/cpu/softmax.hpp"
 
-#include <atomic>
 #include <stdexcept>
 #include <type_traits>
 
@@ -41,35 +40,13 @@ void softmax_causal_forward_loop(T* out, const T* inp, int64_t BH, int64_t S) {
   }
 }
 
-std::atomic<SoftmaxPath> g_softmax_path{SoftmaxPath::automatic};
+VecPathChoice g_softmax_path{"softmax"};
 
 }  // namespace
 
-bool softmax_path_supported(SoftmaxPath p) {
-  // libgcc reports these only when the OS also saves the YMM/ZMM state (XGETBV).
-  static const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-  static const bool avx512 = avx2 && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") &&
-                             __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl");
-  switch (p) {
-    case SoftmaxPath::avx2: return avx2;
-    case SoftmaxPath::avx512: return avx512;
-    default: return true;
-  }
-}
-
-void set_softmax_path(SoftmaxPath p) {
-  if (!softmax_path_supported(p))
-    throw std::runtime_error("set_softmax_path: this CPU lacks the requested instruction set");
-  g_softmax_path.store(p, std::memory_order_relaxed);
-}
-
-SoftmaxPath active_softmax_path() {
-  const SoftmaxPath p = g_softmax_path.load(std::memory_order_relaxed);
-  if (p != SoftmaxPath::automatic) return p;
-  if (softmax_path_supported(SoftmaxPath::avx512)) return SoftmaxPath::avx512;
-  if (softmax_path_supported(SoftmaxPath::avx2)) return SoftmaxPath::avx2;
-  return SoftmaxPath::sse2;
-}
+bool softmax_path_supported(SoftmaxPath p) { return vec_path_supported(p); }
+void set_softmax_path(SoftmaxPath p) { g_softmax_path.set(p); }
+SoftmaxPath active_softmax_path() { return g_softmax_path.active(); }
 
 template <typename T>
 void softmax_causal_forward(T* out, const T* inp, int64_t BH, int64_t S) {

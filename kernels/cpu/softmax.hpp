@@ -25,6 +25,8 @@
 
 #include <cstdint>
 
+#include "kernels/cpu/vec_path.hpp"
+
 namespace rcts::cpu {
 
 template <typename T>
@@ -32,14 +34,12 @@ void softmax_causal_forward(T* out,        // (BH, S, S)
                             const T* inp,  // (BH, S, S) scores
                             int64_t BH, int64_t S);
 
-// Which float forward implementation runs: automatic = the widest the CPU supports
-// (avx512, else avx2, else sse2). Same bits on every path, only speed differs. For tests
-// and benchmarks; process-wide. Selecting a path the CPU lacks throws std::runtime_error.
-enum class SoftmaxPath { automatic, scalar, sse2, avx2, avx512 };
+// Which implementation the float forward uses: see vec_path.hpp (automatic = the widest the
+// CPU supports; same bits on every path). Selecting a path the CPU lacks throws
+// std::runtime_error.
+using SoftmaxPath = VecPath;
 void set_softmax_path(SoftmaxPath p);
-// The path the float forward uses now (never `automatic`).
-SoftmaxPath active_softmax_path();
-// Whether this CPU can run path p (scalar, sse2 and automatic: always).
+SoftmaxPath active_softmax_path();  // never `automatic`
 bool softmax_path_supported(SoftmaxPath p);
 
 template <typename T>

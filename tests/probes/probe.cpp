@@ -23,6 +23,7 @@
 #include "kernels/cpu/elementwise.cpp"
 #include "kernels/cpu/layernorm.cpp"
 #include "kernels/cpu/softmax.cpp"
+#include "kernels/cpu/vec_path.cpp"
 
 namespace {
 
