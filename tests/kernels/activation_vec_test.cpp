@@ -211,15 +211,7 @@ void check_gelu(const std::vector<float>& x, const std::vector<float>& dy, const
   check_gelu(make_gelu(x, dy), what);
 }
 
-std::string path_name(ActivationPath p) {
-  switch (p) {
-    case ActivationPath::scalar: return "scalar";
-    case ActivationPath::sse2: return "sse2";
-    case ActivationPath::avx2: return "avx2";
-    case ActivationPath::avx512: return "avx512";
-    default: return "automatic";
-  }
-}
+std::string path_name(ActivationPath p) { return vec_path_name(p); }
 
 class ActivationPaths : public ::testing::TestWithParam<ActivationPath> {
  protected:
@@ -356,16 +348,6 @@ INSTANTIATE_TEST_SUITE_P(Cpu, ActivationPaths,
                          ::testing::Values(ActivationPath::scalar, ActivationPath::sse2, ActivationPath::avx2,
                                            ActivationPath::avx512),
                          [](const ::testing::TestParamInfo<ActivationPath>& i) { return path_name(i.param); });
-
-TEST(CpuActivationPath, AutomaticPicksTheWidestSupported) {
-  set_activation_path(ActivationPath::automatic);
-  const ActivationPath p = active_activation_path();
-  if (activation_path_supported(ActivationPath::avx512)) EXPECT_EQ(p, ActivationPath::avx512);
-  else if (activation_path_supported(ActivationPath::avx2)) EXPECT_EQ(p, ActivationPath::avx2);
-  else EXPECT_EQ(p, ActivationPath::sse2);
-  EXPECT_TRUE(activation_path_supported(ActivationPath::scalar));
-  EXPECT_TRUE(activation_path_supported(ActivationPath::sse2));
-}
 
 }  // namespace
 }  // namespace rcts::cpu

@@ -32,12 +32,8 @@ namespace {
 
 using test::Rng;
 
-const char* path_name(int p) {
-  static const char* const names[] = {"automatic", "scalar", "sse2", "avx2", "avx512"};
-  return names[p];
-}
-// The paths to check, as the shared numbering of DropoutPath / SoftmaxPath.
-const int kPaths[] = {1, 2, 3, 4};
+const VecPath kPaths[] = {VecPath::scalar, VecPath::sse2, VecPath::avx2, VecPath::avx512};
+const char* path_name(VecPath p) { return vec_path_name(p); }
 
 // ------------------------------------------------------------------ dropout mask
 
@@ -91,12 +87,12 @@ const std::vector<MaskCase>& mask_cases() {
   return cases;
 }
 
-class DropoutMaskPaths : public ::testing::TestWithParam<int> {
+class DropoutMaskPaths : public ::testing::TestWithParam<VecPath> {
  protected:
   void SetUp() override {
-    if (!dropout_path_supported(static_cast<DropoutPath>(GetParam())))
+    if (!dropout_path_supported(GetParam()))
       GTEST_SKIP() << "CPU lacks " << path_name(GetParam());
-    set_dropout_path(static_cast<DropoutPath>(GetParam()));
+    set_dropout_path(GetParam());
   }
   void TearDown() override { set_dropout_path(DropoutPath::automatic); }
 };
@@ -156,17 +152,7 @@ TEST_P(DropoutMaskPaths, ThresholdTiesAreKept) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Cpu, DropoutMaskPaths, ::testing::ValuesIn(kPaths),
-                         [](const ::testing::TestParamInfo<int>& i) { return std::string(path_name(i.param)); });
-
-TEST(CpuDropoutPath, AutomaticPicksTheWidestSupported) {
-  set_dropout_path(DropoutPath::automatic);
-  const DropoutPath p = active_dropout_path();
-  if (dropout_path_supported(DropoutPath::avx512)) EXPECT_EQ(p, DropoutPath::avx512);
-  else if (dropout_path_supported(DropoutPath::avx2)) EXPECT_EQ(p, DropoutPath::avx2);
-  else EXPECT_EQ(p, DropoutPath::sse2);
-  EXPECT_TRUE(dropout_path_supported(DropoutPath::scalar));
-  EXPECT_TRUE(dropout_path_supported(DropoutPath::sse2));
-}
+                         [](const ::testing::TestParamInfo<VecPath>& i) { return std::string(path_name(i.param)); });
 
 // ------------------------------------------------------------------ causal softmax
 
@@ -300,12 +286,12 @@ const std::vector<SoftmaxCase>& softmax_cases() {
   return cases;
 }
 
-class SoftmaxPaths : public ::testing::TestWithParam<int> {
+class SoftmaxPaths : public ::testing::TestWithParam<VecPath> {
  protected:
   void SetUp() override {
-    if (!softmax_path_supported(static_cast<SoftmaxPath>(GetParam())))
+    if (!softmax_path_supported(GetParam()))
       GTEST_SKIP() << "CPU lacks " << path_name(GetParam());
-    set_softmax_path(static_cast<SoftmaxPath>(GetParam()));
+    set_softmax_path(GetParam());
   }
   void TearDown() override { set_softmax_path(SoftmaxPath::automatic); }
 };
@@ -340,17 +326,7 @@ TEST_P(SoftmaxPaths, OrdinaryScoresAcrossRowLengths) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Cpu, SoftmaxPaths, ::testing::ValuesIn(kPaths),
-                         [](const ::testing::TestParamInfo<int>& i) { return std::string(path_name(i.param)); });
-
-TEST(CpuSoftmaxPath, AutomaticPicksTheWidestSupported) {
-  set_softmax_path(SoftmaxPath::automatic);
-  const SoftmaxPath p = active_softmax_path();
-  if (softmax_path_supported(SoftmaxPath::avx512)) EXPECT_EQ(p, SoftmaxPath::avx512);
-  else if (softmax_path_supported(SoftmaxPath::avx2)) EXPECT_EQ(p, SoftmaxPath::avx2);
-  else EXPECT_EQ(p, SoftmaxPath::sse2);
-  EXPECT_TRUE(softmax_path_supported(SoftmaxPath::scalar));
-  EXPECT_TRUE(softmax_path_supported(SoftmaxPath::sse2));
-}
+                         [](const ::testing::TestParamInfo<VecPath>& i) { return std::string(path_name(i.param)); });
 
 }  // namespace
 }  // namespace rcts::cpu
