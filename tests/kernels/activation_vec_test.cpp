@@ -9,11 +9,11 @@
 #include <cfloat>
 #include <cmath>
 #include <cstdint>
-#include <cstring>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "kernels/common/bf16.hpp"
 #include "kernels/common/detmath.hpp"
 #include "kernels/cpu/activation.hpp"
 #include "tests/kernels/kernel_test_util.hpp"
@@ -25,16 +25,6 @@ using test::Rng;
 
 constexpr float k0 = 0.7978845608028654f, k1 = 0.044715f, k3 = 0.134145f;
 
-float bits_to_float(uint32_t u) {
-  float f;
-  std::memcpy(&f, &u, sizeof f);
-  return f;
-}
-uint32_t float_to_bits(float f) {
-  uint32_t u;
-  std::memcpy(&u, &f, sizeof u);
-  return u;
-}
 
 float gelu_u(float x) { return k0 * (x + k1 * ((x * x) * x)); }
 float ref_gelu(float x) { return (0.5f * x) * (1.0f + detmath::tanh(gelu_u(x))); }
@@ -45,20 +35,20 @@ float ref_gelu_grad(float dy, float x) {
 
 // +-v and n floats either side of each (bit-pattern neighbours).
 void add_around(std::vector<float>& v, float c, int n) {
-  const uint32_t b = float_to_bits(std::fabs(c));
+  const uint32_t b = float_bits(std::fabs(c));
   for (int d = -n; d <= n; ++d) {
     const int64_t u = static_cast<int64_t>(b) + d;
     if (u < 0 || u >= 0x7f800000) continue;
-    v.push_back(bits_to_float(static_cast<uint32_t>(u)));
-    v.push_back(-bits_to_float(static_cast<uint32_t>(u)));
+    v.push_back(bits_float(static_cast<uint32_t>(u)));
+    v.push_back(-bits_float(static_cast<uint32_t>(u)));
   }
 }
 
 // Every `stride`-th float bit pattern in [lo_bits, hi_bits], both signs.
 void add_sweep(std::vector<float>& v, uint32_t lo_bits, uint32_t hi_bits, uint32_t stride) {
   for (uint64_t u = lo_bits; u <= hi_bits; u += stride) {
-    v.push_back(bits_to_float(static_cast<uint32_t>(u)));
-    v.push_back(-bits_to_float(static_cast<uint32_t>(u)));
+    v.push_back(bits_float(static_cast<uint32_t>(u)));
+    v.push_back(-bits_float(static_cast<uint32_t>(u)));
   }
 }
 
@@ -67,19 +57,19 @@ std::vector<float> specials() {
                           1e20f, -1e20f, 1.0f, -1.0f, 0.625f, -0.625f, 10.0f, -10.0f, 104.0f, -104.0f};
   for (uint32_t u : {0x7fc00000u, 0xffc00000u, 0x7fc12345u, 0xff812345u, 0x7f800001u, 0x00000001u, 0x80000001u,
                      0x007fffffu, 0x807fffffu, 0x00400000u})
-    v.push_back(bits_to_float(u));
+    v.push_back(bits_float(u));
   return v;
 }
 
 // Smallest x >= 0 (as a float) with gelu_u(x) >= target: gelu_u is nondecreasing.
 float gelu_x_for_u(float target) {
-  uint32_t lo = 0, hi = float_to_bits(20.0f);
+  uint32_t lo = 0, hi = float_bits(20.0f);
   while (lo < hi) {
     const uint32_t mid = lo + (hi - lo) / 2;
-    if (gelu_u(bits_to_float(mid)) >= target) hi = mid;
+    if (gelu_u(bits_float(mid)) >= target) hi = mid;
     else lo = mid + 1;
   }
-  return bits_to_float(lo);
+  return bits_float(lo);
 }
 
 // GeLU inputs: all specials; every 997th float in [0, 12] and every 61st in [0.25, 12]
@@ -88,8 +78,8 @@ float gelu_x_for_u(float target) {
 const std::vector<float>& gelu_inputs() {
   static const std::vector<float> v = [] {
     std::vector<float> x = specials();
-    add_sweep(x, 0, float_to_bits(12.0f), 997);
-    add_sweep(x, float_to_bits(0.25f), float_to_bits(12.0f), 61);
+    add_sweep(x, 0, float_bits(12.0f), 997);
+    add_sweep(x, float_bits(0.25f), float_bits(12.0f), 61);
     add_around(x, gelu_x_for_u(0.625f), 300);
     add_around(x, gelu_x_for_u(10.0f), 300);
     for (int j = 2; j <= 30; ++j)
@@ -105,7 +95,7 @@ const std::vector<float>& gelu_inputs() {
 const std::vector<float>& swiglu_inputs() {
   static const std::vector<float> v = [] {
     std::vector<float> a = specials();
-    add_sweep(a, 0, float_to_bits(110.0f), 997);
+    add_sweep(a, 0, float_bits(110.0f), 997);
     for (int j = 1; j <= 151; ++j) add_around(a, static_cast<float>((j - 0.5) / 1.4426950408889634), 64);
     add_around(a, 104.0f, 300);
     add_around(a, 0.0f, 300);
@@ -120,10 +110,10 @@ void expect_same(const std::vector<float>& got, const std::vector<float>& want, 
   ASSERT_EQ(got.size(), want.size());
   int64_t bad = 0;
   for (size_t i = 0; i < got.size(); ++i) {
-    const bool ok = std::isnan(want[i]) ? std::isnan(got[i]) : float_to_bits(got[i]) == float_to_bits(want[i]);
+    const bool ok = std::isnan(want[i]) ? std::isnan(got[i]) : float_bits(got[i]) == float_bits(want[i]);
     if (!ok && ++bad <= 5)
-      ADD_FAILURE() << what << "[" << i << "] x=" << x[i] << " (0x" << std::hex << float_to_bits(x[i]) << "): got 0x"
-                    << float_to_bits(got[i]) << " want 0x" << float_to_bits(want[i]) << std::dec;
+      ADD_FAILURE() << what << "[" << i << "] x=" << x[i] << " (0x" << std::hex << float_bits(x[i]) << "): got 0x"
+                    << float_bits(got[i]) << " want 0x" << float_bits(want[i]) << std::dec;
   }
   EXPECT_EQ(bad, 0) << what << ": " << bad << " of " << got.size() << " differ";
 }

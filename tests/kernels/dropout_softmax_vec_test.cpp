@@ -16,11 +16,11 @@
 #include <cfloat>
 #include <cmath>
 #include <cstdint>
-#include <cstring>
 #include <iterator>
 #include <string>
 #include <vector>
 
+#include "kernels/common/bf16.hpp"
 #include "kernels/common/detmath.hpp"
 #include "kernels/common/philox.hpp"
 #include "kernels/cpu/dropout.hpp"
@@ -156,16 +156,6 @@ INSTANTIATE_TEST_SUITE_P(Cpu, DropoutMaskPaths, ::testing::ValuesIn(kPaths),
 
 // ------------------------------------------------------------------ causal softmax
 
-float bits_to_float(uint32_t u) {
-  float f;
-  std::memcpy(&f, &u, sizeof f);
-  return f;
-}
-uint32_t float_to_bits(float f) {
-  uint32_t u;
-  std::memcpy(&u, &f, sizeof u);
-  return u;
-}
 
 // The definition (softmax.hpp), written out.
 std::vector<float> ref_softmax(const std::vector<float>& inp, int64_t BH, int64_t S) {
@@ -209,7 +199,7 @@ std::vector<float> make_scores(int64_t BH, int64_t S, uint64_t seed) {
         any() = INFINITY;
         break;
       case 5: {  // one NaN with a payload, sometimes at x[0]
-        const float nan = bits_to_float(0x7fc00000u | static_cast<uint32_t>(rng.next() % 0x3fffff));
+        const float nan = bits_float(0x7fc00000u | static_cast<uint32_t>(rng.next() % 0x3fffff));
         (rng.next() % 3 == 0 ? r[0] : any()) = nan;
         break;
       }
@@ -236,7 +226,7 @@ std::vector<float> make_scores(int64_t BH, int64_t S, uint64_t seed) {
         break;
       case 10:  // subnormal and tiny inputs
         for (int64_t j = 0; j < S; ++j)
-          r[j] = bits_to_float(static_cast<uint32_t>(rng.next() % 0x00900000u) | (rng.next() % 2 ? 0x80000000u : 0u));
+          r[j] = bits_float(static_cast<uint32_t>(rng.next() % 0x00900000u) | (rng.next() % 2 ? 0x80000000u : 0u));
         break;
       case 11:  // the maximum in the last column (the diagonal) or the first
         r[row % 2 ? static_cast<size_t>(row % S) : 0] = 20.0f;
@@ -253,10 +243,10 @@ void expect_same_bits(const std::vector<float>& got, const std::vector<float>& w
   ASSERT_EQ(got.size(), want.size());
   int64_t bad = 0;
   for (size_t k = 0; k < got.size(); ++k) {
-    if (float_to_bits(got[k]) != float_to_bits(want[k]) && ++bad <= 5)
+    if (float_bits(got[k]) != float_bits(want[k]) && ++bad <= 5)
       ADD_FAILURE() << what << " row " << static_cast<int64_t>(k) / S << " col " << static_cast<int64_t>(k) % S
-                    << " x=" << x[k] << " (0x" << std::hex << float_to_bits(x[k]) << "): got 0x" << float_to_bits(got[k])
-                    << " want 0x" << float_to_bits(want[k]) << std::dec;
+                    << " x=" << x[k] << " (0x" << std::hex << float_bits(x[k]) << "): got 0x" << float_bits(got[k])
+                    << " want 0x" << float_bits(want[k]) << std::dec;
   }
   EXPECT_EQ(bad, 0) << what << ": " << bad << " of " << got.size() << " differ";
 }
