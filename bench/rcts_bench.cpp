@@ -1,7 +1,7 @@
 // rcts-bench: step time of the reference GPT block under each recompute (and offload) mode, next to
 // the FLOP model's prediction, plus GEMM throughput at the block's shapes (issue 7).
 //
-// One "step" here is one micro-batch forward + backward (GptModel::forward_backward),
+// One "step" here is one micro-batch forward + backward (GptModel::run_micro_batch),
 // timed on a model built once per mode; the modes are interleaved round by round so a
 // load spike on a shared machine hits all of them alike. Reported per mode: min and
 // median wall time, achieved GFLOP/s (matmul FLOPs: 3·L·F for forward + backward, plus
@@ -35,13 +35,14 @@
 #include <string>
 #include <vector>
 
+#include "backends/registry.hpp"
 #include "bench/openblas.hpp"
 #include "reference/core/faults.hpp"
 #include "kernels/cpu/gemm.hpp"
 #include "reference/config/validate.hpp"
 #include "reference/memory_model/activation_memory.hpp"
 #include "reference/memory_model/checkpoint_math.hpp"
-#include "reference/modules/model.hpp"
+#include "reference/driver/model.hpp"
 
 namespace {
 
@@ -151,7 +152,7 @@ struct ModeRun {
     rt->side_effects.clear();
     rcts::zero_grads(params);
     const double t0 = now_seconds();
-    rcts::MicroBatchResult r = model->forward_backward(0, 0);
+    rcts::MicroBatchResult r = model->run_micro_batch(0, 0);
     const double t = now_seconds() - t0;
     if (!have_first) {
       first_loss = r.loss;
@@ -313,6 +314,8 @@ int main(int argc, char** argv) {
                  "also time OpenBLAS's cblas_sgemm (dlopen'ed: a path, or 'auto' for libopenblas.so.0; "
                  "default $RCTS_BENCH_OPENBLAS) and check the GEMM target, rcts >= 60% of OpenBLAS");
   std::string fault_name;
+  std::string backend_name = "cpu";
+  app.add_option("--backend", backend_name, "backend the block runs on: " + rcts::backend_names())->capture_default_str();
   app.add_option("--fault", fault_name, "switch on a compiled-in mutant for the whole run (the bench's own check)");
   app.add_flag("-q,--quiet", quiet, "no table on stdout (with --json)");
   CLI11_PARSE(app, argc, argv);
@@ -381,9 +384,11 @@ int main(int argc, char** argv) {
 
   double none_min = 0, none_median = 0;
   bool all_same = true;
+  std::unique_ptr<rcts::Backend> backend;
   std::vector<ModeRun> runs;
   if (!gemm_only) {
     try {
+      backend = rcts::make_backend(backend_name);
       for (const Mode* m : modes) {
         ModeRun r;
         r.mode = m;
@@ -392,7 +397,7 @@ int main(int argc, char** argv) {
         rcts::validate_or_throw(r.config, "rcts-bench mode " + m->name);
         r.predicted = rcts::recompute_overhead(r.config);
         r.model_saved_bytes = rcts::stage_memory(r.config).stored_bytes;
-        r.rt = std::make_unique<rcts::Runtime>(r.config);
+        r.rt = std::make_unique<rcts::Runtime>(r.config, *backend);
         rcts::seed_runtime(*r.rt);
         r.model = std::make_unique<rcts::GptModel>(*r.rt);
         r.params = r.model->parameters();

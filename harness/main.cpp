@@ -13,6 +13,7 @@
 #include <map>
 #include <set>
 
+#include "backends/registry.hpp"
 #include "harness/lib/runner.hpp"
 #include "harness/lib/version.hpp"
 #include "reference/config/config_json.hpp"
@@ -72,7 +73,7 @@ Config read_config_file(const std::string& path) {
 }
 
 // `rcts block`: the dense block on one config, with a short human summary.
-int block_command(const std::string& config_file) {
+int block_command(const std::string& config_file, Backend& backend) {
   Config cfg = read_config_file(config_file);
   if (config_file.empty()) {
     cfg.model.num_layers = 4;
@@ -87,10 +88,11 @@ int block_command(const std::string& config_file) {
   validate_or_throw(cfg, config_file.empty() ? "default config" : config_file);
   check_supported_or_throw(cfg);
   const auto t0 = std::chrono::steady_clock::now();
-  const RunRecord r = execute(cfg);
+  const RunRecord r = execute(cfg, backend);
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   const auto& m = cfg.model;
-  std::cout << "rcts " << kVersion << " (" << kGitSha << ")  dense block, cpu backend\n"
+  std::cout << "rcts " << kVersion << " (" << kGitSha << ")  dense block, backend " << backend.name() << " ("
+            << backend.description() << ")\n"
             << "  L=" << m.num_layers << " h=" << m.hidden_size << " a=" << m.num_attention_heads << " s=" << m.seq_length
             << " b=" << m.micro_batch_size << " ffn=" << m.ffn_hidden_size << " " << m.activation << " "
             << dtype_name(m.activation_dtype) << " dropout " << m.attention_dropout << "/" << m.hidden_dropout
@@ -134,6 +136,10 @@ int main(int argc, char** argv) {
   std::string json_out, junit_out, dump_dir, mutant, config_file, case_id;
   bool as_json = false, all_killers = false;
   std::vector<std::string> only;
+  std::string backend_name = "cpu";
+  auto add_backend = [&](CLI::App* sub) {
+    sub->add_option("--backend", backend_name, "backend to run on: " + backend_names() + " (default: cpu)");
+  };
 
   auto add_common = [&](CLI::App* sub) {
     sub->add_option("paths", paths, "case files or directories (default: cases/)");
@@ -142,6 +148,7 @@ int main(int argc, char** argv) {
   };
   auto* run = app.add_subcommand("run", "run cases and check them");
   add_common(run);
+  add_backend(run);
   run->add_option("--json", json_out, "write results as JSON");
   run->add_option("--junit", junit_out, "write results as JUnit XML");
   run->add_option("--dump", dump_dir, "write inputs, parameters, masks and gradients as .npy + index.json");
@@ -151,19 +158,23 @@ int main(int argc, char** argv) {
   auto* explain = app.add_subcommand("explain", "print a case's plan: configs, chunks, recomputed modules, bytes, seeds");
   explain->add_option("case", case_id, "case id or case file")->required();
   explain->add_option("--cases", paths, "where to look for the case (default: cases/)");
+  add_backend(explain);
   auto* memory = app.add_subcommand("memory", "analytic activation-memory calculator (Korthikanti et al. 2022)");
   memory->add_option("--config", config_file, "config JSON (default: built-in defaults)");
   memory->add_flag("--json", as_json, "print JSON instead of the table");
   auto* regen = app.add_subcommand("regen-golden", "rewrite golden files from the current code and say what changed");
   add_common(regen);
+  add_backend(regen);
   auto* mutants = app.add_subcommand("mutants", "run every mutant against the cases; fail if one survives");
   add_common(mutants);
+  add_backend(mutants);
   mutants->add_flag("--all-killers", all_killers, "run every case per mutant (default: stop at the first killer)");
   mutants->add_option("--only", only, "mutant names to run");
   bool list_mutants = false;
   mutants->add_flag("--list", list_mutants, "list the mutants and exit");
   auto* block = app.add_subcommand("block", "run the dense block on one config and print a summary");
   block->add_option("--config", config_file, "config JSON (default: a small built-in config)");
+  add_backend(block);
 
   CLI11_PARSE(app, argc, argv);
 #ifdef RCTS_HAVE_MPI
@@ -183,7 +194,12 @@ int main(int argc, char** argv) {
   opt.golden_dir = golden_dir.empty() ? default_dir("golden") : fs::path(golden_dir);
 
   try {
-    if (*block) return block_command(config_file);
+    std::unique_ptr<Backend> backend;
+    if (*run || *explain || *regen || *mutants || *block) {
+      backend = make_backend(backend_name);
+      opt.backend = backend.get();
+    }
+    if (*block) return block_command(config_file, *backend);
     if (*memory) {
       Config cfg = read_config_file(config_file);
       std::cout << (as_json ? memory_report_json(cfg).dump(2) + "\n" : memory_report_text(cfg));
@@ -203,11 +219,11 @@ int main(int argc, char** argv) {
     if (*explain) {
       for (const auto& c : cases)
         if (c.id == case_id || c.file == fs::path(case_id)) {
-          std::cout << explain_case(c);
+          std::cout << explain_case(c, *backend);
           return 0;
         }
       if (fs::exists(case_id)) {
-        std::cout << explain_case(load_case(case_id));
+        std::cout << explain_case(load_case(case_id), *backend);
         return 0;
       }
       std::cerr << "rcts explain: no case '" << case_id << "' (try `rcts list`)\n";

@@ -5,6 +5,7 @@
 #include <limits>
 #include <map>
 
+#include "backends/registry.hpp"
 #include "harness/lib/json_reader.hpp"
 
 namespace rcts::harness {
@@ -88,7 +89,7 @@ Case load_case(const fs::path& file) {
     c.backends.clear();
     for (size_t i = 0; i < a.array_size(); ++i) {
       auto b = a.at(i).str();
-      if (b != "cpu" && b != "cuda") a.at(i).fail("unknown backend (expected 'cpu' or 'cuda')");
+      if (!find_backend(b)) a.at(i).fail("unknown backend (known: " + backend_names() + ")");
       c.backends.push_back(b);
     }
   }

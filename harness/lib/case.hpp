@@ -10,7 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "reference/modules/execute.hpp"
+#include "reference/driver/execute.hpp"
 
 namespace rcts::harness {
 

@@ -96,8 +96,9 @@ RankContext rank_context(const Config& cfg, const Case& c, const RunOptions& o) 
   return rc;
 }
 
-RunRecord run_config(const Config& cfg, const RankContext& rc) {
-  return execute(cfg, rc.coords, rc.groups ? &*rc.groups : nullptr);
+RunRecord run_config(const Config& cfg, const RankContext& rc, const RunOptions& o) {
+  RCTS_CHECK(o.backend, "run options name no backend");
+  return execute(cfg, *o.backend, rc.coords, rc.groups ? &*rc.groups : nullptr);
 }
 
 Outcome combine(const std::vector<CheckResult>& checks) {
@@ -125,9 +126,12 @@ CaseResult run_case_on_this_rank(const Case& c, const RunOptions& o) {
     res.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     return res;
   };
-  if (!contains(c.backends, o.backend)) {
+  RCTS_CHECK(o.backend, "run options name no backend");
+  if (!case_runs_on(c, *o.backend)) {
+    std::string listed;
+    for (const auto& b : c.backends) listed += (listed.empty() ? "" : ", ") + b;
     res.outcome = Outcome::skip;
-    res.reason = "case runs on backends other than '" + o.backend + "'";
+    res.reason = "case runs on " + listed + ", not on '" + o.backend->name() + "'";
     return finish();
   }
   if (std::find(c.ranks.begin(), c.ranks.end(), o.world_size) == c.ranks.end()) {
@@ -154,10 +158,10 @@ CaseResult run_case_on_this_rank(const Case& c, const RunOptions& o) {
         return finish();
       }
       const RankContext base_rc = rank_context(base_cfg, c, o);
-      const RunRecord base = run_config(base_cfg, base_rc);
+      const RunRecord base = run_config(base_cfg, base_rc, o);
       const bool multi = o.world && o.world->size() > 1;
       if (o.golden_only) {
-        if (c.expect.golden) res.checks.push_back(check_golden(c, base, o.golden_dir, o.backend, o.world));
+        if (c.expect.golden) res.checks.push_back(check_golden(c, base, o.golden_dir, o.backend->golden_name(), o.world));
         res.outcome = combine(res.checks);
         return finish();
       }
@@ -182,7 +186,7 @@ CaseResult run_case_on_this_rank(const Case& c, const RunOptions& o) {
       for (const auto& v : c.variants) {
         const Config vcfg = load_config(c, &v.patch, v.name);
         const RankContext vrc = rank_context(vcfg, c, o);
-        const RunRecord run = run_config(vcfg, vrc);
+        const RunRecord run = run_config(vcfg, vrc, o);
         if (dump) dump_run(*dump, run, v.name);
         const Expect& ve = v.expect;
         if (ce.bitwise || ve.bitwise) res.checks.push_back(check_bitwise(base, run, v.name));
@@ -191,7 +195,7 @@ CaseResult run_case_on_this_rank(const Case& c, const RunOptions& o) {
         if (ce.offload || ve.offload) {
           Config plain = vcfg;
           plain.offload.fine_grained_activation_offloading = plain.offload.cpu_offloading = false;
-          res.checks.push_back(check_offload(run_config(plain, vrc), run, v.name));
+          res.checks.push_back(check_offload(run_config(plain, vrc, o), run, v.name));
         }
         MemoryExpect mem;
         if (ce.memory) mem = *ce.memory;
@@ -207,7 +211,7 @@ CaseResult run_case_on_this_rank(const Case& c, const RunOptions& o) {
         if ((ce.masks_across_ranks || ve.masks_across_ranks) && multi)
           res.checks.push_back(check_masks_across_ranks(run, vrc.layout, *o.world, v.name));
       }
-      if (ce.golden) res.checks.push_back(check_golden(c, base, o.golden_dir, o.backend, o.world));
+      if (ce.golden) res.checks.push_back(check_golden(c, base, o.golden_dir, o.backend->golden_name(), o.world));
       if (dump) dump->finish();
     }
     res.outcome = combine(res.checks);
@@ -268,7 +272,7 @@ RunHeader make_header(const RunOptions& o) {
   RunHeader h;
   h.version = kVersion;
   h.git_sha = kGitSha;
-  h.backend = o.backend;
+  h.backend = o.backend ? o.backend->name() : "";
   h.ranks = o.world_size;
   const std::time_t now = std::time(nullptr);
   std::ostringstream os;
@@ -318,16 +322,19 @@ std::vector<MutantResult> run_mutants(const std::vector<Case>& cases, const RunO
 
 std::vector<std::string> regen_golden(const std::vector<Case>& cases, const RunOptions& o, std::ostream& out) {
   std::vector<std::string> changed;
+  RCTS_CHECK(o.backend->golden_name() == o.backend->name(),
+             "backend '" + o.backend->name() + "' reproduces the golden files of '" + o.backend->golden_name() +
+                 "': regenerate them on '" + o.backend->golden_name() + "'");
   for (const auto& c : cases) {
     if (!c.expect.golden || (!o.filter.empty() && !glob_match(o.filter, c.id))) continue;
-    if (!contains(c.backends, o.backend)) continue;
+    if (!case_runs_on(c, *o.backend)) continue;
     const Config cfg = load_config(c, nullptr, "baseline");
     if (std::find(c.ranks.begin(), c.ranks.end(), o.world_size) == c.ranks.end()) continue;
     const RankContext rc = rank_context(cfg, c, o);
-    const RunRecord base = run_config(cfg, rc);
-    const Golden now = golden_of(c, base, o.backend, o.world);
+    const RunRecord base = run_config(cfg, rc, o);
+    const Golden now = golden_of(c, base, o.backend->golden_name(), o.world);
     if (o.world && o.world->rank() != 0) continue;  // rank 0 holds every rank's digests and writes
-    const fs::path file = golden_path(o.golden_dir, o.backend, c.id, o.world_size);
+    const fs::path file = golden_path(o.golden_dir, o.backend->golden_name(), c.id, o.world_size);
     std::vector<std::string> lines;
     if (std::ifstream in(file); in) {
       const Golden before = golden_from_json(nlohmann::json::parse(in), file.string());
@@ -349,7 +356,11 @@ std::vector<std::string> regen_golden(const std::vector<Case>& cases, const RunO
   return changed;
 }
 
-std::string explain_case(const Case& c) {
+bool case_runs_on(const Case& c, const Backend& backend) {
+  return contains(c.backends, backend.name()) || contains(c.backends, backend.golden_name());
+}
+
+std::string explain_case(const Case& c, Backend& backend) {
   std::ostringstream os;
   os << "case " << c.id << "  (" << c.file.string() << ")\n  " << c.description << "\n";
   os << "  ranks: ";
@@ -385,7 +396,7 @@ std::string explain_case(const Case& c) {
       Config dry = cfg;
       dry.run.steps = 1;
       dry.run.micro_batches = 2;
-      const RunRecord r = execute(dry, c.seed_ranks);
+      const RunRecord r = execute(dry, backend, c.seed_ranks);
       os << "    offload (threshold " << cfg.offload.min_offloaded_tensor_size << " elements; margin groups:";
       for (const auto& g : r.offload->margin_groups) os << ' ' << g;
       os << "):\n";

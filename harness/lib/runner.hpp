@@ -10,12 +10,15 @@
 
 #include "harness/lib/case.hpp"
 #include "harness/lib/report.hpp"
+#include "reference/backend/backend.hpp"
 #include "reference/parallel/communicator.hpp"
 
 namespace rcts::harness {
 
 struct RunOptions {
-  std::string backend = "cpu";
+  // The backend the cases run on (required for running). A case runs on it when its
+  // `backends` list names it or the backend whose golden files it shares.
+  Backend* backend = nullptr;
   int world_size = 1;
   Communicator* world = nullptr;  // multi-rank runs (mpirun): the world communicator
   std::filesystem::path golden_dir = "golden";
@@ -25,6 +28,9 @@ struct RunOptions {
 };
 
 CaseResult run_case(const Case& c, const RunOptions& options);
+
+// Whether `c` runs on `backend` (its name or golden name is listed in c.backends).
+bool case_runs_on(const Case& c, const Backend& backend);
 
 // Runs the cases matching the filter, printing a progress line per case to `progress`.
 std::vector<CaseResult> run_cases(const std::vector<Case>& cases, const RunOptions& options, std::ostream* progress);
@@ -46,6 +52,7 @@ std::vector<MutantResult> run_mutants(const std::vector<Case>& cases, const RunO
 std::vector<std::string> regen_golden(const std::vector<Case>& cases, const RunOptions& options, std::ostream& out);
 
 // The plan of a case: configs, chunks, recomputed modules, expected bytes, seeds.
-std::string explain_case(const Case& c);
+// Offload plans come from a short dry run on `backend`.
+std::string explain_case(const Case& c, Backend& backend);
 
 }  // namespace rcts::harness

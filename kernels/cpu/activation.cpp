@@ -121,9 +121,9 @@ constexpr FloatKernels kAvx512{detail::gelu_forward_avx512, detail::gelu_backwar
 
 VecPathChoice g_path{"activation"};
 
-// The float kernels of the active path; nullptr: the scalar loops.
-const FloatKernels* float_vector_kernels() {
-  switch (active_activation_path()) {
+// The float kernels of `path` (automatic: the active one); nullptr: the scalar loops.
+const FloatKernels* float_vector_kernels(VecPath path) {
+  switch (g_path.resolve(path)) {
     case ActivationPath::avx512: return &kAvx512;
     case ActivationPath::avx2: return &kAvx2;
     case ActivationPath::sse2: return &kSse2;
@@ -145,44 +145,44 @@ void set_activation_path(ActivationPath p) { g_path.set(p); }
 ActivationPath active_activation_path() { return g_path.active(); }
 
 template <typename T>
-void gelu_forward(T* out, const T* inp, int64_t n) {
+void gelu_forward(T* out, const T* inp, int64_t n, VecPath path) {
   if constexpr (std::is_same_v<T, float>) {
-    if (const FloatKernels* k = float_vector_kernels()) return k->gelu_fwd(out, inp, n);
+    if (const FloatKernels* k = float_vector_kernels(path)) return k->gelu_fwd(out, inp, n);
   }
   gelu_forward_loop(out, inp, n);
 }
 
 template <typename T>
-void gelu_backward(T* dinp, const T* dout, const T* inp, int64_t n) {
+void gelu_backward(T* dinp, const T* dout, const T* inp, int64_t n, VecPath path) {
   if constexpr (std::is_same_v<T, float>) {
-    if (const FloatKernels* k = float_vector_kernels()) return k->gelu_bwd(dinp, dout, inp, n);
+    if (const FloatKernels* k = float_vector_kernels(path)) return k->gelu_bwd(dinp, dout, inp, n);
   }
   gelu_backward_loop(dinp, dout, inp, n);
 }
 
 template <typename T>
-void swiglu_forward(T* out, const T* inp, int64_t N, int64_t F) {
+void swiglu_forward(T* out, const T* inp, int64_t N, int64_t F, VecPath path) {
   if constexpr (std::is_same_v<T, float>) {
-    if (const FloatKernels* k = float_vector_kernels()) return k->swiglu_fwd(out, inp, N, F);
+    if (const FloatKernels* k = float_vector_kernels(path)) return k->swiglu_fwd(out, inp, N, F);
   }
   swiglu_forward_loop(out, inp, N, F);
 }
 
 template <typename T>
-void swiglu_backward(T* dinp, const T* dout, const T* inp, int64_t N, int64_t F) {
+void swiglu_backward(T* dinp, const T* dout, const T* inp, int64_t N, int64_t F, VecPath path) {
   if constexpr (std::is_same_v<T, float>) {
-    if (const FloatKernels* k = float_vector_kernels()) return k->swiglu_bwd(dinp, dout, inp, N, F);
+    if (const FloatKernels* k = float_vector_kernels(path)) return k->swiglu_bwd(dinp, dout, inp, N, F);
   }
   swiglu_backward_loop(dinp, dout, inp, N, F);
 }
 
-template void gelu_forward<float>(float*, const float*, int64_t);
-template void gelu_forward<double>(double*, const double*, int64_t);
-template void gelu_backward<float>(float*, const float*, const float*, int64_t);
-template void gelu_backward<double>(double*, const double*, const double*, int64_t);
-template void swiglu_forward<float>(float*, const float*, int64_t, int64_t);
-template void swiglu_forward<double>(double*, const double*, int64_t, int64_t);
-template void swiglu_backward<float>(float*, const float*, const float*, int64_t, int64_t);
-template void swiglu_backward<double>(double*, const double*, const double*, int64_t, int64_t);
+template void gelu_forward<float>(float*, const float*, int64_t, VecPath);
+template void gelu_forward<double>(double*, const double*, int64_t, VecPath);
+template void gelu_backward<float>(float*, const float*, const float*, int64_t, VecPath);
+template void gelu_backward<double>(double*, const double*, const double*, int64_t, VecPath);
+template void swiglu_forward<float>(float*, const float*, int64_t, int64_t, VecPath);
+template void swiglu_forward<double>(double*, const double*, int64_t, int64_t, VecPath);
+template void swiglu_backward<float>(float*, const float*, const float*, int64_t, int64_t, VecPath);
+template void swiglu_backward<double>(double*, const double*, const double*, int64_t, int64_t, VecPath);
 
 }  // namespace rcts::cpu

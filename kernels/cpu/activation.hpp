@@ -35,27 +35,29 @@
 
 namespace rcts::cpu {
 
+// `path` (float only) forces a vector path for this call; automatic follows the
+// process-wide choice (set_activation_path).
 template <typename T>
 void gelu_forward(T* out,        // (n)
                   const T* inp,  // (n)
-                  int64_t n);
+                  int64_t n, VecPath path = VecPath::automatic);
 
 template <typename T>
 void gelu_backward(T* dinp,        // (n)  written
                    const T* dout,  // (n)
                    const T* inp,   // (n)  the forward's input
-                   int64_t n);
+                   int64_t n, VecPath path = VecPath::automatic);
 
 template <typename T>
 void swiglu_forward(T* out,        // (N, F)
                     const T* inp,  // (N, 2F): [a | b]
-                    int64_t N, int64_t F);
+                    int64_t N, int64_t F, VecPath path = VecPath::automatic);
 
 template <typename T>
 void swiglu_backward(T* dinp,        // (N, 2F)  written: [da | db]
                      const T* dout,  // (N, F)
                      const T* inp,   // (N, 2F)  the forward's input
-                     int64_t N, int64_t F);
+                     int64_t N, int64_t F, VecPath path = VecPath::automatic);
 
 // Which implementation the float kernels use: see vec_path.hpp (automatic = the widest the
 // CPU supports; same bits on every path). Selecting a path the CPU lacks throws

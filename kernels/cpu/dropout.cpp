@@ -62,7 +62,7 @@ bool dropout_path_supported(DropoutPath p) { return vec_path_supported(p); }
 void set_dropout_path(DropoutPath p) { g_dropout_path.set(p); }
 DropoutPath active_dropout_path() { return g_dropout_path.active(); }
 
-void dropout_mask(uint8_t* mask, int64_t n, double p, uint64_t seed, uint64_t offset) {
+void dropout_mask(uint8_t* mask, int64_t n, double p, uint64_t seed, uint64_t offset, VecPath path) {
   dropout_check_p(p);
   if (n <= 0) return;
   const uint32_t thr = dropout_rule::threshold(p);
@@ -72,7 +72,7 @@ void dropout_mask(uint8_t* mask, int64_t n, double p, uint64_t seed, uint64_t of
     std::memset(mask, thr == 0 ? 1 : 0, static_cast<size_t>(n));
     return;
   }
-  switch (active_dropout_path()) {
+  switch (g_dropout_path.resolve(path)) {
     case DropoutPath::avx512: return detail::dropout_mask_avx512(mask, n, thr, seed, offset);
     case DropoutPath::avx2: return detail::dropout_mask_avx2(mask, n, thr, seed, offset);
     case DropoutPath::sse2: return vec::dropout_mask(mask, n, thr, seed, offset);

@@ -25,8 +25,9 @@
 
 namespace rcts::cpu {
 
+// `path` forces a vector path for this call; automatic follows set_dropout_path.
 void dropout_mask(uint8_t* mask,  // (n) 1 keep, 0 drop
-                  int64_t n, double p, uint64_t seed, uint64_t offset);
+                  int64_t n, double p, uint64_t seed, uint64_t offset, VecPath path = VecPath::automatic);
 
 // Which implementation dropout_mask uses: see vec_path.hpp (automatic = the widest the
 // CPU supports; same bits on every path). Selecting a path the CPU lacks throws

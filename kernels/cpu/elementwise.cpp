@@ -55,6 +55,17 @@ void copy(T* out, const T* inp, int64_t n) {
   if (out != inp && n > 0) std::memmove(out, inp, static_cast<size_t>(n) * sizeof(T));
 }
 
+template <typename T>
+void sum_blocks(T* out, const T* blocks, int64_t n, const int* order, int nblocks) {
+  if (nblocks <= 0 || n <= 0) return;
+  const T* first = blocks + static_cast<int64_t>(order[0]) * n;
+  for (int64_t i = 0; i < n; ++i) out[i] = first[i];
+  for (int k = 1; k < nblocks; ++k) {
+    const T* b = blocks + static_cast<int64_t>(order[k]) * n;
+    for (int64_t i = 0; i < n; ++i) out[i] = out[i] + b[i];
+  }
+}
+
 void round_to_bf16(float* x, int64_t n) {
 #pragma omp parallel for schedule(static) if (n >= kEwParallelMin)
   for (int64_t i = 0; i < n; ++i) x[i] = round_bf16(x[i]);
@@ -72,5 +83,7 @@ template void scale<float>(float*, const float*, float, int64_t);
 template void scale<double>(double*, const double*, double, int64_t);
 template void copy<float>(float*, const float*, int64_t);
 template void copy<double>(double*, const double*, int64_t);
+template void sum_blocks<float>(float*, const float*, int64_t, const int*, int);
+template void sum_blocks<double>(double*, const double*, int64_t, const int*, int);
 
 }  // namespace rcts::cpu

@@ -41,6 +41,12 @@ void scale(T* out, const T* inp, T s, int64_t n);  // all (n)
 template <typename T>
 void copy(T* out, const T* inp, int64_t n);  // all (n)
 
+// The ordered rank sum of a reduction (docs/design.md §8): blocks holds nblocks
+// contiguous blocks of n elements; out[i] = ((blocks[order[0]][i] + blocks[order[1]][i])
+// + ...) + blocks[order[nblocks-1]][i], left to right in `order`, no FMA.
+template <typename T>
+void sum_blocks(T* out, const T* blocks, int64_t n, const int* order, int nblocks);
+
 // x[i] = round_bf16(x[i]) in place: nearest bf16, ties to even, NaN kept (quiet),
 // overflow past the largest bf16 to inf (kernels/common/bf16.hpp). float only.
 void round_to_bf16(float* x, int64_t n);  // (n)

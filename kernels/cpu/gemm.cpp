@@ -134,7 +134,7 @@ GemmPath active_gemm_path() {
 
 template <typename T>
 void gemm(Trans ta, Trans tb, int64_t M, int64_t N, int64_t K, const T* A, int64_t lda, const T* B,
-          int64_t ldb, T* C, int64_t ldc, bool accumulate) {
+          int64_t ldb, T* C, int64_t ldc, bool accumulate, GemmPath path) {
   check_args(ta, tb, M, N, K, A, lda, B, ldb, C, ldc);
   if (M == 0 || N == 0) return;
   if (K == 0) {  // empty sum: C stays, or becomes +0.0
@@ -143,7 +143,11 @@ void gemm(Trans ta, Trans tb, int64_t M, int64_t N, int64_t K, const T* A, int64
     return;
   }
   if constexpr (std::is_same_v<T, float>) {
-    switch (active_gemm_path()) {
+    if (path == GemmPath::avx2 && !gemm_avx2_supported())
+      throw std::runtime_error("gemm: the avx2 path was asked for but this CPU lacks AVX2 or FMA");
+    if (path == GemmPath::avx512 && !gemm_avx512_supported())
+      throw std::runtime_error("gemm: the avx512 path was asked for but this CPU lacks AVX-512 F/DQ/BW/VL");
+    switch (path == GemmPath::automatic ? active_gemm_path() : path) {
       case GemmPath::avx512:
         detail::gemm_f32_avx512(ta, tb, M, N, K, A, lda, B, ldb, C, ldc, accumulate);
         return;
@@ -156,9 +160,26 @@ void gemm(Trans ta, Trans tb, int64_t M, int64_t N, int64_t K, const T* A, int64
   gemm_portable<T>(ta, tb, M, N, K, A, lda, B, ldb, C, ldc, accumulate);
 }
 
+template <typename T>
+void gemm_batched(Trans ta, Trans tb, int64_t M, int64_t N, int64_t K, const T* A, int64_t lda, int64_t stride_a,
+                  const T* B, int64_t ldb, int64_t stride_b, T* C, int64_t ldc, int64_t stride_c, int64_t batch,
+                  bool accumulate, GemmPath path) {
+  if (batch < 0) throw std::invalid_argument("gemm_batched: negative batch count");
+  // A batch pays for a parallel region only when there is enough work in it; a batch of
+  // one leaves the threads to the product itself.
+  constexpr int64_t kBatchParallelMin = int64_t{1} << 16;
+#pragma omp parallel for schedule(static) if (batch > 1 && batch * M * N * K >= kBatchParallelMin)
+  for (int64_t i = 0; i < batch; ++i)
+    gemm<T>(ta, tb, M, N, K, A + i * stride_a, lda, B + i * stride_b, ldb, C + i * stride_c, ldc, accumulate, path);
+}
+
+template void gemm_batched<float>(Trans, Trans, int64_t, int64_t, int64_t, const float*, int64_t, int64_t,
+                                  const float*, int64_t, int64_t, float*, int64_t, int64_t, int64_t, bool, GemmPath);
+template void gemm_batched<double>(Trans, Trans, int64_t, int64_t, int64_t, const double*, int64_t, int64_t,
+                                   const double*, int64_t, int64_t, double*, int64_t, int64_t, int64_t, bool, GemmPath);
 template void gemm<float>(Trans, Trans, int64_t, int64_t, int64_t, const float*, int64_t,
-                          const float*, int64_t, float*, int64_t, bool);
+                          const float*, int64_t, float*, int64_t, bool, GemmPath);
 template void gemm<double>(Trans, Trans, int64_t, int64_t, int64_t, const double*, int64_t,
-                           const double*, int64_t, double*, int64_t, bool);
+                           const double*, int64_t, double*, int64_t, bool, GemmPath);
 
 }  // namespace rcts::cpu

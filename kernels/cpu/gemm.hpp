@@ -31,28 +31,46 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "kernels/common/gemm_contract.hpp"
+
 namespace rcts::cpu {
 
-enum class Trans { N, T };
+using rcts::kGemmKC;
+using rcts::Trans;
 
-// The K block length of the accumulation-order contract above. Never change it
-// without changing every backend and every golden file.
-inline constexpr int64_t kGemmKC = 256;
+// Which float implementation gemm() uses. automatic = the process-wide choice below
+// (set_gemm_path; by default the widest path the CPU and OS support: avx512, else
+// avx2, else portable). The results are the same bits on every path, only speed
+// differs. A path the CPU lacks throws std::runtime_error.
+enum class GemmPath { automatic, portable, avx2, avx512 };
 
+// `path` forces an implementation for this call (a backend's kernel table does so);
+// automatic follows the process-wide setting.
 template <typename T>
 void gemm(Trans ta, Trans tb, int64_t M, int64_t N, int64_t K, const T* A, int64_t lda, const T* B,
-          int64_t ldb, T* C, int64_t ldc, bool accumulate);
+          int64_t ldb, T* C, int64_t ldc, bool accumulate, GemmPath path = GemmPath::automatic);
 
 extern template void gemm<float>(Trans, Trans, int64_t, int64_t, int64_t, const float*, int64_t,
-                                 const float*, int64_t, float*, int64_t, bool);
+                                 const float*, int64_t, float*, int64_t, bool, GemmPath);
 extern template void gemm<double>(Trans, Trans, int64_t, int64_t, int64_t, const double*, int64_t,
-                                  const double*, int64_t, double*, int64_t, bool);
+                                  const double*, int64_t, double*, int64_t, bool, GemmPath);
 
-// Which float implementation gemm() uses. automatic = the widest path the CPU (and
-// OS) support: avx512, else avx2, else portable. For tests and benchmarks; the results
-// are the same bits on every path, only speed differs. Selecting a path the CPU lacks
-// throws std::runtime_error. Process-wide setting.
-enum class GemmPath { automatic, portable, avx2, avx512 };
+// `batch` independent products with the same shapes: operand i of A, B, C starts at
+// A + i*stride_a, B + i*stride_b, C + i*stride_c (each the contract above). Threads split
+// the batch (each product then runs on one thread), so bits equal `batch` gemm() calls.
+template <typename T>
+void gemm_batched(Trans ta, Trans tb, int64_t M, int64_t N, int64_t K, const T* A, int64_t lda, int64_t stride_a,
+                  const T* B, int64_t ldb, int64_t stride_b, T* C, int64_t ldc, int64_t stride_c, int64_t batch,
+                  bool accumulate, GemmPath path = GemmPath::automatic);
+
+extern template void gemm_batched<float>(Trans, Trans, int64_t, int64_t, int64_t, const float*, int64_t, int64_t,
+                                         const float*, int64_t, int64_t, float*, int64_t, int64_t, int64_t, bool,
+                                         GemmPath);
+extern template void gemm_batched<double>(Trans, Trans, int64_t, int64_t, int64_t, const double*, int64_t, int64_t,
+                                          const double*, int64_t, int64_t, double*, int64_t, int64_t, int64_t, bool,
+                                          GemmPath);
+
+// Process-wide setting for tests and benchmarks.
 void set_gemm_path(GemmPath p);
 // The path float gemm() uses now (never `automatic`).
 GemmPath active_gemm_path();

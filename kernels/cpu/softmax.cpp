@@ -49,9 +49,9 @@ void set_softmax_path(SoftmaxPath p) { g_softmax_path.set(p); }
 SoftmaxPath active_softmax_path() { return g_softmax_path.active(); }
 
 template <typename T>
-void softmax_causal_forward(T* out, const T* inp, int64_t BH, int64_t S) {
+void softmax_causal_forward(T* out, const T* inp, int64_t BH, int64_t S, VecPath path) {
   if constexpr (std::is_same_v<T, float>) {
-    switch (active_softmax_path()) {
+    switch (g_softmax_path.resolve(path)) {
       case SoftmaxPath::avx512: return detail::softmax_causal_forward_avx512(out, inp, BH, S);
       case SoftmaxPath::avx2: return detail::softmax_causal_forward_avx2(out, inp, BH, S);
       case SoftmaxPath::sse2: return vec::softmax_causal_forward(out, inp, BH, S);
@@ -77,8 +77,8 @@ void softmax_causal_backward(T* dinp, const T* dout, const T* out, int64_t BH, i
   }
 }
 
-template void softmax_causal_forward<float>(float*, const float*, int64_t, int64_t);
-template void softmax_causal_forward<double>(double*, const double*, int64_t, int64_t);
+template void softmax_causal_forward<float>(float*, const float*, int64_t, int64_t, VecPath);
+template void softmax_causal_forward<double>(double*, const double*, int64_t, int64_t, VecPath);
 template void softmax_causal_backward<float>(float*, const float*, const float*, int64_t, int64_t);
 template void softmax_causal_backward<double>(double*, const double*, const double*, int64_t, int64_t);
 

@@ -29,10 +29,12 @@
 
 namespace rcts::cpu {
 
+// `path` (float only) forces a vector path for this call; automatic follows
+// set_softmax_path.
 template <typename T>
 void softmax_causal_forward(T* out,        // (BH, S, S)
                             const T* inp,  // (BH, S, S) scores
-                            int64_t BH, int64_t S);
+                            int64_t BH, int64_t S, VecPath path = VecPath::automatic);
 
 // Which implementation the float forward uses: see vec_path.hpp (automatic = the widest the
 // CPU supports; same bits on every path). Selecting a path the CPU lacks throws

@@ -32,6 +32,13 @@ void VecPathChoice::set(VecPath p) {
   path_.store(p, std::memory_order_relaxed);
 }
 
+VecPath VecPathChoice::resolve(VecPath requested) const {
+  if (requested == VecPath::automatic) return active();
+  if (!vec_path_supported(requested))
+    throw std::runtime_error(std::string(family_) + ": this CPU cannot run the " + vec_path_name(requested) + " path");
+  return requested;
+}
+
 VecPath VecPathChoice::active() const {
   const VecPath p = path_.load(std::memory_order_relaxed);
   if (p != VecPath::automatic) return p;

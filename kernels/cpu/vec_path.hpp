@@ -21,6 +21,9 @@ class VecPathChoice {
   void set(VecPath p);
   // Never `automatic`.
   VecPath active() const;
+  // The path one call runs: `requested` itself (checked like set()), or active() when
+  // it is `automatic`. Backends pass their kernel table's path through this.
+  VecPath resolve(VecPath requested) const;
 
  private:
   const char* family_;

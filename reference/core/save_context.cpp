@@ -5,9 +5,11 @@ namespace rcts {
 SaveContext::SaveContext(std::string path, SaveLog* log, bool enabled, bool recompute)
     : path_(std::move(path)), log_(log), enabled_(enabled), recompute_(recompute) {}
 
-SavedHandle SaveContext::save(const Tensor& t, const std::string& tensor_name, Category category) {
-  if (!enabled_) return -1;
+void SaveContext::save(const Tensor& t, const std::string& tensor_name, Category category) {
+  if (!enabled_) return;
   RCTS_CHECK(t.defined(), "context '" + path_ + "': saving undefined tensor '" + tensor_name + "'");
+  RCTS_CHECK(!saved_.count(tensor_name), "context '" + path_ + "': a tensor named '" + tensor_name +
+                                             "' was already saved in this invocation");
   SaveInfo info{path_, tensor_name, category};
   t.storage()->retag(category);
   if (log_) log_->add({path_, tensor_name, t.nbytes(), category, t.storage()->id(), t.offset(), recompute_});
@@ -19,18 +21,23 @@ SavedHandle SaveContext::save(const Tensor& t, const std::string& tensor_name, C
     p.tensor = t;
   }
   p.info = std::move(info);
-  saved_.push_back(std::move(p));
-  return static_cast<SavedHandle>(saved_.size() - 1);
+  saved_.emplace(tensor_name, std::move(p));
 }
 
-Tensor SaveContext::load(SavedHandle h) {
+Tensor SaveContext::load(const std::string& tensor_name) {
   RCTS_CHECK(enabled_, "context '" + path_ + "' is a no-grad context: nothing was saved for backward");
-  RCTS_CHECK(h >= 0 && h < static_cast<SavedHandle>(saved_.size()),
-             "context '" + path_ + "': no saved tensor with handle " + std::to_string(h) +
-                 " (was it cleared by an earlier backward?)");
-  PackedTensor& p = saved_[static_cast<size_t>(h)];
+  auto it = saved_.find(tensor_name);
+  if (it == saved_.end()) {
+    std::string held;
+    for (const auto& [name, p] : saved_) held += (held.empty() ? "" : ", ") + name;
+    throw Error("context '" + path_ + "': no saved tensor '" + tensor_name + "' (it holds: " +
+                (held.empty() ? std::string("nothing; was it cleared by an earlier backward?") : held) + ")");
+  }
+  PackedTensor& p = it->second;
   return p.packer ? p.packer->unpack(p) : p.tensor;
 }
+
+bool SaveContext::has_saved(const std::string& tensor_name) const { return saved_.count(tensor_name) != 0; }
 
 SaveContext& SaveContext::fresh_child(const std::string& name, bool enabled, bool recompute) {
   std::string path = (!name.empty() && name[0] == '#') ? path_ : (path_.empty() ? name : path_ + "." + name);

@@ -1,9 +1,15 @@
-// SaveContext: what one forward invocation keeps for its backward (DESIGN §4).
-// `save` goes through the saved-tensor hooks and re-tags the storage as
-// saved_activation (or checkpoint_input); `load` unpacks. A disabled context (the
-// no-grad forward that checkpointing runs) saves nothing. Contexts form a tree whose
-// paths name the modules; every save is appended to a SaveLog with path, tensor
-// name, bytes and category, so memory checks can say what was saved.
+// SaveContext: what one forward invocation keeps for its backward (docs/design.md §4).
+// `save(t, name)` goes through the saved-tensor hooks and re-tags the storage as
+// saved_activation (or checkpoint_input); `load(name)` unpacks it again. Saved tensors
+// are found by name, never by position, so adding a save cannot shift another. A
+// disabled context (the no-grad forward that checkpointing runs) saves nothing.
+// Contexts form a tree whose paths name the modules; every save is appended to a
+// SaveLog with path, tensor name, bytes and category, so memory checks can say what
+// was saved.
+//
+// Per-invocation state that is not a tensor (RNG snapshots, dispatch plans,
+// checkpoint objects) is stashed under a typed key, StashKey<T>: the key's type says
+// what is stored, so a stash and its read can never disagree on the type.
 #pragma once
 #include <any>
 #include <map>
@@ -36,7 +42,10 @@ class SaveLog {
   std::vector<SaveRecord> records_;
 };
 
-using SavedHandle = int;
+// A stash slot holding a T, e.g. `constexpr StashKey<RngStates> kSnapshot{"checkpoint.rng"};`.
+template <typename T> struct StashKey {
+  const char* name;
+};
 
 class SaveContext {
  public:
@@ -46,10 +55,13 @@ class SaveContext {
   bool enabled() const { return enabled_; }
   const std::string& path() const { return path_; }
 
-  // Saves `t` for backward. Returns -1 (and keeps nothing) in a disabled context.
-  SavedHandle save(const Tensor& t, const std::string& tensor_name,
-                   Category category = Category::saved_activation);
-  Tensor load(SavedHandle h);
+  // Saves `t` for backward under `tensor_name` (unique within this context). Keeps
+  // nothing in a disabled context.
+  void save(const Tensor& t, const std::string& tensor_name, Category category = Category::saved_activation);
+  // The tensor saved under `tensor_name`; an error naming the context and what it holds
+  // when there is none.
+  Tensor load(const std::string& tensor_name);
+  bool has_saved(const std::string& tensor_name) const;
 
   // The child context `name` (created on first use, found again in backward). Its
   // path is "<path>.<name>"; a name starting with '#' keeps the parent's path (an
@@ -61,30 +73,25 @@ class SaveContext {
   // A fresh child that saves nothing: the no-grad forward of a checkpoint.
   SaveContext& child_no_grad(const std::string& name);
 
-  // Per-invocation values that are not tensors (RNG snapshots, checkpoint objects).
-  template <typename T> void stash(const std::string& key, T value) { stash_[key] = std::move(value); }
-  template <typename T> T& stashed(const std::string& key) {
-    auto it = stash_.find(key);
-    RCTS_CHECK(it != stash_.end(), "context '" + path_ + "' has nothing stashed under '" + key + "'");
-    return std::any_cast<T&>(it->second);
+  template <typename T> void stash(StashKey<T> key, T value) { stash_[key.name] = std::move(value); }
+  template <typename T> T& stashed(StashKey<T> key) {
+    auto it = stash_.find(key.name);
+    RCTS_CHECK(it != stash_.end(), "context '" + path_ + "' has nothing stashed under '" + key.name + "'");
+    return *std::any_cast<T>(&it->second);
   }
-  bool has_stash(const std::string& key) const { return stash_.count(key) != 0; }
+  template <typename T> bool has_stash(StashKey<T> key) const { return stash_.count(key.name) != 0; }
 
   // Drops everything this context and its children keep (end of backward).
   void clear();
-  int64_t num_saved() const { return static_cast<int64_t>(saved_.size()); }
 
  private:
   SaveContext& fresh_child(const std::string& name, bool enabled, bool recompute);
 
- public:
-
- private:
   std::string path_;
   SaveLog* log_;
   bool enabled_;
   bool recompute_;
-  std::vector<PackedTensor> saved_;
+  std::map<std::string, PackedTensor> saved_;
   std::map<std::string, std::unique_ptr<SaveContext>> children_;
   std::map<std::string, std::any> stash_;
 };

@@ -23,7 +23,8 @@ Tensor Tensor::create(const Shape& shape, DType dtype, const Placement& where, s
   for (auto d : shape)
     RCTS_CHECK(d >= 0, "tensor '" + name + "': negative dimension in shape " + shape_str(shape));
   Tensor t;
-  t.storage_ = Storage::allocate(where.tracker, where.domain, where.category,
+  t.storage_ = Storage::allocate(where.tracker, where.memory ? *where.memory : host_memory(), where.domain,
+                                 where.category,
                                  shape_numel(shape) * static_cast<int64_t>(dtype_size(dtype)), name, zero);
   t.shape_ = shape;
   t.dtype_ = dtype;
@@ -53,9 +54,32 @@ Tensor Tensor::view(const Shape& shape, std::string name) const {
 }
 
 Tensor Tensor::clone(const Placement& where, std::string name) const {
-  Tensor t = Tensor::empty(shape_, dtype_, where, name.empty() ? name_ : std::move(name));
-  std::memcpy(t.bytes(), bytes(), static_cast<size_t>(nbytes()));
+  Tensor t = Tensor::uninitialized(shape_, dtype_, where, name.empty() ? name_ : std::move(name));
+  t.copy_from(*this);
   return t;
+}
+
+void Tensor::fill_bytes(uint8_t value) {
+  std::byte* p = bytes();
+  storage_->memory().fill(storage_->domain(), p, value, nbytes());
+}
+
+void Tensor::copy_from(const Tensor& src) {
+  RCTS_CHECK(src.nbytes() == nbytes(), "copy into tensor '" + name_ + "' (" + std::to_string(nbytes()) +
+                                           " bytes) from '" + src.name() + "' (" + std::to_string(src.nbytes()) +
+                                           " bytes)");
+  if (nbytes() == 0) return;
+  copy_bytes(bytes(), *storage_, src.bytes(), *src.storage(), nbytes());
+}
+
+void Tensor::write_from_host(const void* src) {
+  std::byte* p = bytes();
+  storage_->memory().copy(p, storage_->domain(), static_cast<const std::byte*>(src), Domain::host, nbytes());
+}
+
+void Tensor::read_to_host(void* dst) const {
+  const std::byte* p = bytes();
+  storage_->memory().copy(static_cast<std::byte*>(dst), Domain::host, p, storage_->domain(), nbytes());
 }
 
 Tensor Tensor::rows(int64_t begin, int64_t end, std::string name) const {
@@ -98,7 +122,8 @@ template <typename T, typename S> void convert_store(const T* src, S* dst, int64
 
 // Note: f64 -> bf16 rounds through f32 (double rounding); rcts never stores f64
 // compute results as bf16 (gradcheck runs use f64 activations), so this is unused.
-template <typename T> void load(const Tensor& t, T* out) {
+template <typename T> void load(const Tensor& source, T* out) {
+  const Tensor t = source.host_accessible() ? source : source.clone(host_placement());
   const int64_t n = t.numel();
   switch (t.dtype()) {
     case DType::f64: convert_load(t.data<double>(), out, n); break;
@@ -110,7 +135,14 @@ template <typename T> void load(const Tensor& t, T* out) {
   }
 }
 
-template <typename T> void store(Tensor& t, const T* in) {
+template <typename T> void store(Tensor& target, const T* in) {
+  if (!target.host_accessible()) {
+    Tensor staging = Tensor::uninitialized(target.shape(), target.dtype(), host_placement(), target.name());
+    store(staging, in);
+    target.copy_from(staging);
+    return;
+  }
+  Tensor& t = target;
   const int64_t n = t.numel();
   switch (t.dtype()) {
     case DType::f64: convert_store(in, t.data<double>(), n); break;

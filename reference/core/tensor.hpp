@@ -1,6 +1,8 @@
-// Tensor = storage + element offset + shape + dtype + name (DESIGN §3). Always
+// Tensor = storage + element offset + shape + dtype + name (docs/design.md §3). Always
 // row-major contiguous; views share the storage. Typed access is checked: the dtype
 // must match and the storage must not be released (the error names the tensor).
+// data<T>() points into the storage's domain (device memory on a GPU backend): pass it
+// to backend ops; host code reads values through to_vector/load or a host clone.
 #pragma once
 #include <cstdint>
 #include <initializer_list>
@@ -27,12 +29,16 @@ template <> constexpr DType dtype_of<uint8_t>() { return DType::u8; }
 template <> constexpr DType dtype_of<int32_t>() { return DType::i32; }
 template <> constexpr DType dtype_of<int64_t>() { return DType::i64; }
 
-// Where new tensors are allocated and accounted.
+// Where new tensors are allocated and accounted. A null `memory` is the host heap
+// (host_memory()).
 struct Placement {
   MemoryTracker* tracker = nullptr;
   Domain domain = Domain::device;
   Category category = Category::activation;
+  MemoryResource* memory = nullptr;
 };
+// Untracked host memory: results that outlive a run, staging buffers.
+inline Placement host_placement() { return {nullptr, Domain::host, Category::activation, nullptr}; }
 
 class Tensor {
  public:
@@ -73,6 +79,13 @@ class Tensor {
   // Rows [begin, end) of the leading dimension, sharing storage.
   Tensor rows(int64_t begin, int64_t end, std::string name = {}) const;
 
+  // Byte-level writes through the storage's memory resource (any domain).
+  void fill_bytes(uint8_t value);
+  void copy_from(const Tensor& src);             // same byte count
+  void write_from_host(const void* src);         // nbytes() bytes of host memory
+  void read_to_host(void* dst) const;            // nbytes() bytes into host memory
+  bool host_accessible() const { return storage_ && storage_->host_accessible(); }
+
  private:
   void check_dtype(DType want) const;
   static Tensor create(const Shape& shape, DType dtype, const Placement& where, std::string name, bool zero);
@@ -83,7 +96,8 @@ class Tensor {
   std::string name_;
 };
 
-// Element-wise conversions between storage dtypes and compute types (float/double).
+// Element-wise conversions between storage dtypes and host values (float/double), on
+// the host: a tensor in memory the host cannot reach goes through a host copy.
 // bf16 widening is exact; narrowing rounds to nearest even.
 template <typename T> void load(const Tensor& t, T* out);
 template <typename T> void store(Tensor& t, const T* in);

@@ -1,8 +1,6 @@
 #include "reference/core/workspace.hpp"
 
 #include <algorithm>
-#include <cstring>
-#include <new>
 
 #include "reference/core/error.hpp"
 #include "reference/core/storage.hpp"
@@ -10,14 +8,13 @@
 namespace rcts {
 
 namespace {
-constexpr std::align_val_t kAlign{64};
 constexpr size_t kGranule = 4096;  // capacities are rounded up so near sizes share blocks
 }  // namespace
 
 Workspace::~Workspace() {
   // Buffers must not outlive their workspace; free what is left either way.
-  for (const Block& b : idle_) ::operator delete(b.p, kAlign);
-  for (const Block& b : held_) ::operator delete(b.p, kAlign);
+  for (const Block& b : idle_) memory_.deallocate(domain_, b.p, static_cast<int64_t>(b.capacity));
+  for (const Block& b : held_) memory_.deallocate(domain_, b.p, static_cast<int64_t>(b.capacity));
 }
 
 std::byte* Workspace::lease(size_t bytes, bool zero) {
@@ -37,7 +34,7 @@ std::byte* Workspace::lease(size_t bytes, bool zero) {
     } else {
       b.capacity = std::max<size_t>(kGranule, (bytes + kGranule - 1) / kGranule * kGranule);
       try {
-        b.p = static_cast<std::byte*>(::operator new(b.capacity, kAlign));
+        b.p = memory_.allocate(domain_, static_cast<int64_t>(b.capacity));
       } catch (...) {
         if (tracker_) tracker_->on_free(domain_, Category::workspace, static_cast<int64_t>(bytes));
         throw;
@@ -48,8 +45,8 @@ std::byte* Workspace::lease(size_t bytes, bool zero) {
     held_.push_back(b);
     p = b.p;
   }
-  if (zero) std::memset(p, 0, bytes);
-  else if (poison_uninitialized_enabled()) std::memset(p, 0xFF, bytes);
+  if (zero) memory_.fill(domain_, p, 0, static_cast<int64_t>(bytes));
+  else if (poison_uninitialized_enabled()) memory_.fill(domain_, p, 0xFF, static_cast<int64_t>(bytes));
   return p;
 }
 
@@ -78,7 +75,7 @@ void Workspace::trim() {
   std::lock_guard<std::mutex> lock(mu_);
   for (const Block& b : idle_) {
     reserved_ -= static_cast<int64_t>(b.capacity);
-    ::operator delete(b.p, kAlign);
+    memory_.deallocate(domain_, b.p, static_cast<int64_t>(b.capacity));
   }
   idle_.clear();
 }

@@ -20,12 +20,15 @@
 #include <vector>
 
 #include "reference/core/memory.hpp"
+#include "reference/core/memory_resource.hpp"
 
 namespace rcts {
 
 class Workspace {
  public:
-  Workspace(MemoryTracker* tracker, Domain domain) : tracker_(tracker), domain_(domain) {}
+  // Blocks come from `memory` in `domain` (a backend's device memory in a run).
+  Workspace(MemoryTracker* tracker, Domain domain, MemoryResource& memory = host_memory())
+      : tracker_(tracker), domain_(domain), memory_(memory) {}
   ~Workspace();
   Workspace(const Workspace&) = delete;
   Workspace& operator=(const Workspace&) = delete;
@@ -102,6 +105,7 @@ class Workspace {
 
   MemoryTracker* tracker_;
   Domain domain_;
+  MemoryResource& memory_;
   mutable std::mutex mu_;
   std::vector<Block> idle_;
   std::vector<Block> held_;

@@ -5,7 +5,7 @@
 #pragma once
 #include <string>
 
-#include "reference/modules/runtime.hpp"
+#include "reference/runtime/runtime.hpp"
 
 namespace rcts {
 

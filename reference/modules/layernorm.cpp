@@ -1,7 +1,6 @@
 #include "reference/modules/layernorm.hpp"
 
-#include "kernels/cpu/layernorm.hpp"
-#include "reference/modules/compute.hpp"
+#include "reference/runtime/compute.hpp"
 
 namespace rcts {
 
@@ -20,26 +19,26 @@ Tensor LayerNorm::forward(SaveContext& ctx, const Tensor& x) {
   Tensor y = rt_.activation(x.shape(), path_ + ".output");
   const int64_t rows = x.numel() / hidden_;
   with_compute_type(rt_.config.gradcheck(), [&]<typename T>() {
-    const ComputeIn<T> xv(rt_.workspace, x);
-    ComputeOut<T> yv(rt_.workspace, y);
-    cpu::layernorm_forward(yv.data(), xv.data(), param_data<T>(weight_.value), param_data<T>(bias_.value), rows,
-                           hidden_, static_cast<T>(rt_.config.model.layernorm_epsilon));
+    const ComputeIn<T> xv(rt_, x);
+    ComputeOut<T> yv(rt_, y);
+    rt_.ops<T>().layernorm_forward(yv.data(), xv.data(), param_data<T>(weight_.value), param_data<T>(bias_.value), rows,
+                           hidden_, rt_.config.model.layernorm_epsilon);
     yv.commit();
   });
   return y;
 }
 
 Tensor LayerNorm::backward(SaveContext& ctx, const Tensor& dy) {
-  Tensor x = ctx.load(0);
+  Tensor x = ctx.load("input");
   Tensor dx = rt_.activation(x.shape(), path_ + ".input.grad");
   const int64_t rows = x.numel() / hidden_;
   with_compute_type(rt_.config.gradcheck(), [&]<typename T>() {
-    const ComputeIn<T> xv(rt_.workspace, x);
-    const ComputeIn<T> dyv(rt_.workspace, dy);
-    ComputeOut<T> dxv(rt_.workspace, dx);
-    cpu::layernorm_backward(dxv.data(), param_data<T>(weight_.grad), param_data<T>(bias_.grad), dyv.data(),
+    const ComputeIn<T> xv(rt_, x);
+    const ComputeIn<T> dyv(rt_, dy);
+    ComputeOut<T> dxv(rt_, dx);
+    rt_.ops<T>().layernorm_backward(dxv.data(), param_data<T>(weight_.grad), param_data<T>(bias_.grad), dyv.data(),
                             xv.data(), param_data<T>(weight_.value), rows, hidden_,
-                            static_cast<T>(rt_.config.model.layernorm_epsilon));
+                            rt_.config.model.layernorm_epsilon);
     dxv.commit();
   });
   return dx;

@@ -1,12 +1,9 @@
 #include "reference/modules/linear.hpp"
 
-#include "kernels/cpu/gemm.hpp"
-#include "reference/modules/compute.hpp"
 #include "reference/modules/tensor_parallel.hpp"
+#include "reference/runtime/compute.hpp"
 
 namespace rcts {
-
-using cpu::Trans;
 
 namespace {
 std::vector<std::pair<int64_t, int64_t>> all_of(int64_t n) { return {{0, n}}; }
@@ -36,26 +33,24 @@ Tensor Linear::forward(SaveContext& ctx, const Tensor& x_in) {
   const int64_t out_rows = (reduce && sp()) ? rows / rt_.tp_group->size() : rows;
   Tensor y = rt_.activation({out_rows, out_}, path_ + ".output");
   with_compute_type(rt_.config.gradcheck(), [&]<typename T>() {
-    const ComputeIn<T> xv(rt_.workspace, x);
+    auto& k = rt_.ops<T>();
+    const ComputeIn<T> xv(rt_, x);
     const T* w = param_data<T>(weight_.value);
     auto add_bias = [&](T* yp) {
-      if (!spec_.bias) return;
-      const T* b = param_data<T>(bias_.value);
-      for (int64_t r = 0; r < out_rows; ++r)
-        for (int64_t o = 0; o < out_; ++o) yp[r * out_ + o] += b[o];
+      if (spec_.bias) k.bias_add(yp, yp, param_data<T>(bias_.value), out_rows, out_);
     };
     if (!(reduce && sp())) {
       // The product lands in the output itself (f32) or in one scratch buffer.
-      ComputeOut<T> yo(rt_.workspace, y);
-      cpu::gemm<T>(Trans::N, Trans::T, rows, out_, in_, xv.data(), in_, w, in_, yo.data(), out_, false);
-      if (reduce) rt_.tp_group->all_reduce_sum(yo.data(), rows * out_);
+      ComputeOut<T> yo(rt_, y);
+      k.gemm(Trans::N, Trans::T, rows, out_, in_, xv.data(), in_, w, in_, yo.data(), out_, false);
+      if (reduce) rt_.all_reduce_sum(*rt_.tp_group, yo.data(), rows * out_);
       add_bias(yo.data());
       yo.commit();
     } else {
       auto yv = rt_.workspace.take<T>(static_cast<size_t>(rows * out_));
-      cpu::gemm<T>(Trans::N, Trans::T, rows, out_, in_, xv.data(), in_, w, in_, yv.data(), out_, false);
-      ComputeOut<T> yo(rt_.workspace, y);
-      rt_.tp_group->reduce_scatter_sum(yv.data(), yo.data(), out_rows * out_);
+      k.gemm(Trans::N, Trans::T, rows, out_, in_, xv.data(), in_, w, in_, yv.data(), out_, false);
+      ComputeOut<T> yo(rt_, y);
+      rt_.reduce_scatter_sum(*rt_.tp_group, yv.data(), yo.data(), out_rows * out_);
       add_bias(yo.data());
       yo.commit();
     }
@@ -64,45 +59,36 @@ Tensor Linear::forward(SaveContext& ctx, const Tensor& x_in) {
 }
 
 Tensor Linear::backward(SaveContext& ctx, const Tensor& dy_in) {
-  const Tensor saved = ctx.load(0);
+  const Tensor saved = ctx.load("input");
   const bool column = spec_.tp == TpMode::column;
   const Tensor x = (sp() && column) ? sp_gather(rt_, saved, path_ + ".input.regathered") : saved;
   const Tensor dy = (sp() && spec_.tp == TpMode::row) ? sp_gather(rt_, dy_in, path_ + ".output.grad.gathered") : dy_in;
   const int64_t rows = x.numel() / in_;
   Tensor dx = rt_.activation(saved.shape(), path_ + ".input.grad");
   with_compute_type(rt_.config.gradcheck(), [&]<typename T>() {
-    const ComputeIn<T> xv(rt_.workspace, x);
-    const ComputeIn<T> dyv(rt_.workspace, dy);
+    auto& k = rt_.ops<T>();
+    const ComputeIn<T> xv(rt_, x);
+    const ComputeIn<T> dyv(rt_, dy);
     const T* w = param_data<T>(weight_.value);
     // dx (rows, in) = dy (rows, out) . W (out, in): into dx itself unless SP's
     // reduce-scatter needs the full-length partial first.
     if (column && sp()) {
       auto full = rt_.workspace.take<T>(xv.size());
-      cpu::gemm<T>(Trans::N, Trans::N, rows, in_, out_, dyv.data(), out_, w, in_, full.data(), in_, false);
-      ComputeOut<T> dxo(rt_.workspace, dx);
-      rt_.tp_group->reduce_scatter_sum(full.data(), dxo.data(), saved.numel());
+      k.gemm(Trans::N, Trans::N, rows, in_, out_, dyv.data(), out_, w, in_, full.data(), in_, false);
+      ComputeOut<T> dxo(rt_, dx);
+      rt_.reduce_scatter_sum(*rt_.tp_group, full.data(), dxo.data(), saved.numel());
       dxo.commit();
     } else {
-      ComputeOut<T> dxo(rt_.workspace, dx);
-      cpu::gemm<T>(Trans::N, Trans::N, rows, in_, out_, dyv.data(), out_, w, in_, dxo.data(), in_, false);
-      if (column) rt_.tp_group->all_reduce_sum(dxo.data(), rows * in_);
+      ComputeOut<T> dxo(rt_, dx);
+      k.gemm(Trans::N, Trans::N, rows, in_, out_, dyv.data(), out_, w, in_, dxo.data(), in_, false);
+      if (column) rt_.all_reduce_sum(*rt_.tp_group, dxo.data(), rows * in_);
       dxo.commit();
     }
     // dW (out, in) += dy^T (out, rows) . x (rows, in): the token reduction follows the GEMM's k order.
-    cpu::gemm<T>(Trans::T, Trans::N, out_, in_, rows, dyv.data(), out_, xv.data(), in_,
-                 param_data<T>(weight_.grad), in_, true);
-    if (spec_.bias) {
-      // db += sum over tokens, in token order, for every column: each column's partial
-      // sum starts at 0 and adds rows in order (rows outer, columns inner so the loop
-      // vectorises across columns; the per-column order is unchanged).
-      T* db = param_data<T>(bias_.grad);
-      auto acc = rt_.workspace.zeros<T>(static_cast<size_t>(out_));
-      for (int64_t r = 0; r < rows; ++r) {
-        const T* row = dyv.data() + r * out_;
-        for (int64_t o = 0; o < out_; ++o) acc[static_cast<size_t>(o)] += row[o];
-      }
-      for (int64_t o = 0; o < out_; ++o) db[o] += acc[static_cast<size_t>(o)];
-    }
+    k.gemm(Trans::T, Trans::N, out_, in_, rows, dyv.data(), out_, xv.data(), in_, param_data<T>(weight_.grad), in_,
+           true);
+    // db += column sums over tokens, each from 0 in token order, then added once.
+    if (spec_.bias) k.bias_backward(param_data<T>(bias_.grad), dyv.data(), rows, out_);
   });
   return dx;
 }

@@ -1,7 +1,6 @@
 #include "reference/modules/mlp.hpp"
 
-#include "kernels/cpu/activation.hpp"
-#include "reference/modules/compute.hpp"
+#include "reference/runtime/compute.hpp"
 
 namespace rcts {
 
@@ -12,24 +11,26 @@ Tensor Activation::forward(SaveContext& ctx, const Tensor& x) {
   const int64_t rows = x.dim(0), width = x.dim(1), f = swiglu_ ? width / 2 : width;
   Tensor y = rt_.activation({rows, f}, path_ + ".output");
   with_compute_type(rt_.config.gradcheck(), [&]<typename T>() {
-    const ComputeIn<T> xv(rt_.workspace, x);
-    ComputeOut<T> yv(rt_.workspace, y);
-    if (swiglu_) cpu::swiglu_forward(yv.data(), xv.data(), rows, f);
-    else cpu::gelu_forward(yv.data(), xv.data(), rows * f);
+    auto& k = rt_.ops<T>();
+    const ComputeIn<T> xv(rt_, x);
+    ComputeOut<T> yv(rt_, y);
+    if (swiglu_) k.swiglu_forward(yv.data(), xv.data(), rows, f);
+    else k.gelu_forward(yv.data(), xv.data(), rows * f);
     yv.commit();
   });
   return y;
 }
 
 Tensor Activation::backward(SaveContext& ctx, const Tensor& dy) {
-  Tensor x = ctx.load(0);
+  Tensor x = ctx.load("input");
   const int64_t rows = x.dim(0), width = x.dim(1), f = swiglu_ ? width / 2 : width;
   Tensor dx = rt_.activation(x.shape(), path_ + ".input.grad");
   with_compute_type(rt_.config.gradcheck(), [&]<typename T>() {
-    const ComputeIn<T> xv(rt_.workspace, x), dyv(rt_.workspace, dy);
-    ComputeOut<T> dxv(rt_.workspace, dx);
-    if (swiglu_) cpu::swiglu_backward(dxv.data(), dyv.data(), xv.data(), rows, f);
-    else cpu::gelu_backward(dxv.data(), dyv.data(), xv.data(), rows * f);
+    auto& k = rt_.ops<T>();
+    const ComputeIn<T> xv(rt_, x), dyv(rt_, dy);
+    ComputeOut<T> dxv(rt_, dx);
+    if (swiglu_) k.swiglu_backward(dxv.data(), dyv.data(), xv.data(), rows, f);
+    else k.gelu_backward(dxv.data(), dyv.data(), xv.data(), rows * f);
     dxv.commit();
   });
   return dx;

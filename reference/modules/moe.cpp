@@ -3,14 +3,14 @@
 #include <algorithm>
 #include <optional>
 
-#include "reference/modules/compute.hpp"
+#include "reference/runtime/compute.hpp"
 #include "reference/recompute/checkpoint_function.hpp"
 
 namespace rcts {
 
 namespace {
 
-constexpr const char* kPlan = "moe.dispatch_plan";
+constexpr StashKey<DispatchPlan> kPlan{"moe.dispatch_plan"};
 
 // Megatron-LM: "When using MoE with TP, sequence parallelism must be enabled".
 std::string checked_path(const Runtime& rt, std::string path) {
@@ -64,7 +64,7 @@ Tensor MoeLayer::forward(SaveContext& ctx, const Tensor& x) {
   Communicator& ep = *rt_.ep_group;
 
   RouterOutput r = router_.forward(ctx.child("router"), x);
-  DispatchPlan plan = make_dispatch_plan(ep, r.topk, rt_.config.model.num_moe_experts, path_);
+  DispatchPlan plan = make_dispatch_plan(ep, rt_.host_readable(r.topk), rt_.config.model.num_moe_experts, path_);
   const Tensor xs = gather_rows(rt_, x, plan.send_token, path_ + ".dispatch.input");
   const Tensor xe = dispatch_rows(rt_, ep, plan, xs, path_ + ".experts.input");
   const Tensor ye = experts_.forward(ctx.child("experts"), xe, plan.expert_counts);
@@ -78,21 +78,12 @@ Tensor MoeLayer::forward(SaveContext& ctx, const Tensor& x) {
 
   Tensor y = rt_.activation({tokens, h}, path_ + ".output");
   with_compute_type(rt_.config.gradcheck(), [&]<typename T>() {
-    const T* w = r.weights.data<T>();
-    const ComputeIn<T> yv(rt_.workspace, ys);
+    const ComputeIn<T> yv(rt_, ys);
     std::optional<ComputeIn<T>> sv;
-    if (shared_) sv.emplace(rt_.workspace, shared);
-    ComputeOut<T> out(rt_.workspace, y);
-    for (int64_t t = 0; t < tokens; ++t)
-      for (int64_t i = 0; i < h; ++i) {
-        T acc = 0;
-        for (int64_t k = 0; k < K; ++k) {
-          const int64_t row = plan.position[static_cast<size_t>(t * K + k)];
-          acc = acc + w[t * K + k] * yv[static_cast<size_t>(row * h + i)];
-        }
-        if (shared_) acc = acc + (*sv)[static_cast<size_t>(t * h + i)];
-        out[static_cast<size_t>(t * h + i)] = acc;
-      }
+    if (shared_) sv.emplace(rt_, shared);
+    ComputeOut<T> out(rt_, y);
+    rt_.ops<T>().moe_combine(out.data(), r.weights.data<T>(), yv.data(), plan.position, sv ? sv->data() : nullptr,
+                             tokens, K, h);
     out.commit();
   });
 
@@ -105,11 +96,11 @@ Tensor MoeLayer::forward(SaveContext& ctx, const Tensor& x) {
 }
 
 Tensor MoeLayer::backward(SaveContext& ctx, const Tensor& dy) {
-  const DispatchPlan& plan = ctx.stashed<DispatchPlan>(kPlan);
+  const DispatchPlan& plan = ctx.stashed(kPlan);
   SaveContext& cctx = ctx.child("combine");
-  const Tensor topk = cctx.load(0);
-  const Tensor weights = cctx.load(1);
-  const Tensor ys = cctx.load(2);
+  const Tensor topk = cctx.load("topk_index");
+  const Tensor weights = cctx.load("weights");
+  const Tensor ys = cctx.load("expert_output");
   const int64_t tokens = plan.tokens, K = plan.topk, h = rt_.config.model.hidden_size;
   RCTS_CHECK(dy.shape().size() == 2 && dy.dim(0) == tokens && dy.dim(1) == h,
              path_ + ": output gradient '" + dy.name() + "' has shape " + shape_str(dy.shape()) + ", expected (" +
@@ -120,22 +111,11 @@ Tensor MoeLayer::backward(SaveContext& ctx, const Tensor& dy) {
   Tensor dys = rt_.activation({plan.assignments(), h}, path_ + ".combine.expert_output.grad");
   Tensor dweights;
   with_compute_type(rt_.config.gradcheck(), [&]<typename T>() {
-    const T* w = weights.data<T>();
-    const ComputeIn<T> dyv(rt_.workspace, dy), yv(rt_.workspace, ys);
-    ComputeOut<T> dysv(rt_.workspace, dys);
-    dweights = Tensor::empty({tokens, K}, dtype_of<T>(), rt_.place(), path_ + ".combine.weights.grad");
-    T* dw = dweights.data<T>();
-    for (int64_t t = 0; t < tokens; ++t)
-      for (int64_t k = 0; k < K; ++k) {
-        const int64_t a = t * K + k, row = plan.position[static_cast<size_t>(a)];
-        T dot = 0;
-        for (int64_t i = 0; i < h; ++i) {
-          const T g = dyv[static_cast<size_t>(t * h + i)];
-          dysv[static_cast<size_t>(row * h + i)] = w[a] * g;
-          dot = dot + g * yv[static_cast<size_t>(row * h + i)];
-        }
-        dw[a] = dot;
-      }
+    const ComputeIn<T> dyv(rt_, dy), yv(rt_, ys);
+    ComputeOut<T> dysv(rt_, dys);
+    dweights = Tensor::uninitialized({tokens, K}, dtype_of<T>(), rt_.place(), path_ + ".combine.weights.grad");
+    rt_.ops<T>().moe_combine_backward(dysv.data(), dweights.data<T>(), dyv.data(), weights.data<T>(), yv.data(),
+                                      plan.position, tokens, K, h);
     dysv.commit();
   });
 
@@ -153,22 +133,12 @@ Tensor MoeLayer::backward(SaveContext& ctx, const Tensor& dy) {
 
   Tensor dx = rt_.activation({tokens, h}, path_ + ".input.grad");
   with_compute_type(rt_.config.gradcheck(), [&]<typename T>() {
-    const ComputeIn<T> sv(rt_.workspace, dxs);
-    const T* rv = dxr.data<T>();
+    const ComputeIn<T> sv(rt_, dxs);
     std::optional<ComputeIn<T>> shv;
-    if (shared_) shv.emplace(rt_.workspace, dxsh);
-    ComputeOut<T> out(rt_.workspace, dx);
-    for (int64_t t = 0; t < tokens; ++t)
-      for (int64_t i = 0; i < h; ++i) {
-        T acc = 0;
-        for (int64_t k = 0; k < K; ++k) {
-          const int64_t row = plan.position[static_cast<size_t>(t * K + k)];
-          acc = acc + sv[static_cast<size_t>(row * h + i)];
-        }
-        acc = acc + rv[t * h + i];
-        if (shared_) acc = acc + (*shv)[static_cast<size_t>(t * h + i)];
-        out[static_cast<size_t>(t * h + i)] = acc;
-      }
+    if (shared_) shv.emplace(rt_, dxsh);
+    ComputeOut<T> out(rt_, dx);
+    rt_.ops<T>().moe_input_grad(out.data(), sv.data(), plan.position, dxr.data<T>(), shv ? shv->data() : nullptr,
+                                tokens, K, h);
     out.commit();
   });
   ctx.clear();

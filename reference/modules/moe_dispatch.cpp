@@ -1,7 +1,6 @@
 #include "reference/modules/moe_dispatch.hpp"
 
 #include <algorithm>
-#include <cstring>
 
 namespace rcts {
 
@@ -103,15 +102,13 @@ DispatchPlan make_dispatch_plan(Communicator& ep, const Tensor& topk, int64_t ex
 
 Tensor gather_rows(Runtime& rt, const Tensor& in, const std::vector<int64_t>& index, std::string name) {
   const int64_t rb = row_bytes(in);
-  Tensor out = Tensor::empty({static_cast<int64_t>(index.size()), in.dim(1)}, in.dtype(), rt.place(), std::move(name));
+  Tensor out = Tensor::uninitialized({static_cast<int64_t>(index.size()), in.dim(1)}, in.dtype(), rt.place(),
+                                     std::move(name));
   if (rb == 0 || index.empty()) return out;
-  const std::byte* src = in.bytes();
-  std::byte* dst = out.bytes();
-  for (size_t i = 0; i < index.size(); ++i) {
-    RCTS_CHECK(index[i] >= 0 && index[i] < in.dim(0), "moe: row " + std::to_string(index[i]) + " of '" + in.name() +
-                                                          "' out of range (" + std::to_string(in.dim(0)) + " rows)");
-    std::memcpy(dst + static_cast<int64_t>(i) * rb, src + index[i] * rb, static_cast<size_t>(rb));
-  }
+  for (const int64_t i : index)
+    RCTS_CHECK(i >= 0 && i < in.dim(0), "moe: row " + std::to_string(i) + " of '" + in.name() + "' out of range (" +
+                                            std::to_string(in.dim(0)) + " rows)");
+  rt.backend.gather_rows(out.bytes(), in.bytes(), rb, in.dim(0), index);
   return out;
 }
 
@@ -164,9 +161,8 @@ Tensor etp_gather(Runtime& rt, Communicator& etp, const EtpPlan& plan, const Ten
                                             " rows but the plan has " + std::to_string(plan.own()));
   const int64_t L = plan.local_experts;
   // Every peer gets this rank's whole buffer: send it `size` times, packed in rank order.
-  Tensor send = Tensor::empty({mine.dim(0) * plan.size, mine.dim(1)}, mine.dtype(), rt.place(), name + ".send");
-  for (int q = 0; q < plan.size; ++q)
-    if (mine.nbytes() > 0) std::memcpy(send.bytes() + q * mine.nbytes(), mine.bytes(), static_cast<size_t>(mine.nbytes()));
+  Tensor send = Tensor::uninitialized({mine.dim(0) * plan.size, mine.dim(1)}, mine.dtype(), rt.place(), name + ".send");
+  for (int q = 0; q < plan.size; ++q) send.rows(q * mine.dim(0), (q + 1) * mine.dim(0)).copy_from(mine);
   std::vector<int64_t> send_rows(static_cast<size_t>(plan.size), mine.dim(0)), recv_rows(static_cast<size_t>(plan.size), 0);
   for (int q = 0; q < plan.size; ++q)
     for (int64_t j = 0; j < L; ++j) recv_rows[static_cast<size_t>(q)] += plan.counts[static_cast<size_t>(q * L + j)];
@@ -175,18 +171,21 @@ Tensor etp_gather(Runtime& rt, Communicator& etp, const EtpPlan& plan, const Ten
 }
 
 template <typename T>
-void etp_reduce_own_rows(Communicator& etp, const EtpPlan& plan, std::span<T> data, int64_t width, std::span<T> own) {
+void etp_reduce_own_rows(Runtime& rt, Communicator& etp, const EtpPlan& plan, std::span<T> data, int64_t width,
+                         std::span<T> own) {
   RCTS_CHECK(static_cast<int64_t>(data.size()) == plan.gathered() * width &&
                  static_cast<int64_t>(own.size()) == plan.own() * width,
              "moe ETP reduction: buffers of " + std::to_string(data.size()) + " and " + std::to_string(own.size()) +
                  " elements, expected " + std::to_string(plan.gathered()) + " and " + std::to_string(plan.own()) +
                  " rows x " + std::to_string(width));
-  etp.all_reduce_sum(data.data(), static_cast<int64_t>(data.size()));
-  for (int64_t i = 0; i < plan.own(); ++i)
-    std::copy_n(data.begin() + plan.own_rows[static_cast<size_t>(i)] * width, width, own.begin() + i * width);
+  rt.all_reduce_sum(etp, data.data(), static_cast<int64_t>(data.size()));
+  rt.backend.gather_rows(own.data(), data.data(), width * static_cast<int64_t>(sizeof(T)), plan.gathered(),
+                         plan.own_rows);
 }
 
-template void etp_reduce_own_rows<float>(Communicator&, const EtpPlan&, std::span<float>, int64_t, std::span<float>);
-template void etp_reduce_own_rows<double>(Communicator&, const EtpPlan&, std::span<double>, int64_t, std::span<double>);
+template void etp_reduce_own_rows<float>(Runtime&, Communicator&, const EtpPlan&, std::span<float>, int64_t,
+                                         std::span<float>);
+template void etp_reduce_own_rows<double>(Runtime&, Communicator&, const EtpPlan&, std::span<double>, int64_t,
+                                          std::span<double>);
 
 }  // namespace rcts

@@ -29,7 +29,7 @@
 #include <span>
 #include <vector>
 
-#include "reference/modules/runtime.hpp"
+#include "reference/runtime/runtime.hpp"
 
 namespace rcts {
 
@@ -82,6 +82,7 @@ Tensor etp_gather(Runtime& rt, Communicator& etp, const EtpPlan& plan, const Ten
 // data: gathered-layout (rows x width) partial sums in T. All-reduced over ETP in rank
 // order (in place); this rank's own rows (own() x width) are copied into `own`.
 template <typename T>
-void etp_reduce_own_rows(Communicator& etp, const EtpPlan& plan, std::span<T> data, int64_t width, std::span<T> own);
+void etp_reduce_own_rows(Runtime& rt, Communicator& etp, const EtpPlan& plan, std::span<T> data, int64_t width,
+                         std::span<T> own);
 
 }  // namespace rcts

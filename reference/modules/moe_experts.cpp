@@ -2,20 +2,17 @@
 
 #include <span>
 
-#include "kernels/cpu/gemm.hpp"
 #include "reference/core/faults.hpp"
-#include "reference/modules/compute.hpp"
 #include "reference/modules/tensor_parallel.hpp"
 #include "reference/recompute/output_discarding.hpp"
+#include "reference/runtime/compute.hpp"
 
 namespace rcts {
 
-using cpu::Trans;
-
 namespace {
 using CheckpointPtr = std::shared_ptr<OutputDiscardingCheckpoint>;
-constexpr const char* kEtpPlan = "moe.etp_plan";
-constexpr const char* kActCheckpoint = "moe.act_checkpoint";
+constexpr StashKey<EtpPlan> kEtpPlan{"moe.etp_plan"};
+constexpr StashKey<CheckpointPtr> kActCheckpoint{"moe.act_checkpoint"};
 
 int64_t expert_ffn(const Config& c) {
   return c.model.moe_ffn_hidden_size > 0 ? c.model.moe_ffn_hidden_size : c.model.ffn_hidden_size;
@@ -135,13 +132,14 @@ Tensor MoeExperts::forward_t(SaveContext& ctx, const EtpPlan& plan, const Tensor
   auto yp = rt_.workspace.zeros<T>(static_cast<size_t>(plan.gathered() * h));
 
   // fc1 of expert j over rows [begin, begin + n) of x (a (n, h) block) into a.
+  auto& ops = rt_.ops<T>();
   auto fc1 = [&](int64_t j, const T* x, T* a, int64_t n) {
-    cpu::gemm<T>(Trans::N, Trans::T, n, w1, h, x, h, param_data<T>(experts_[static_cast<size_t>(j)].fc1.value), h, a,
-                 w1, false);
+    ops.gemm(Trans::N, Trans::T, n, w1, h, x, h, param_data<T>(experts_[static_cast<size_t>(j)].fc1.value), h, a, w1,
+             false);
   };
   auto fc2 = [&](int64_t j, const T* g, T* y, int64_t n) {
-    cpu::gemm<T>(Trans::N, Trans::T, n, h, fl, g, fl, param_data<T>(experts_[static_cast<size_t>(j)].fc2.value), fl, y,
-                 h, false);
+    ops.gemm(Trans::N, Trans::T, n, h, fl, g, fl, param_data<T>(experts_[static_cast<size_t>(j)].fc2.value), fl, y, h,
+             false);
   };
 
   if (grouped_) {
@@ -151,8 +149,8 @@ Tensor MoeExperts::forward_t(SaveContext& ctx, const EtpPlan& plan, const Tensor
       // Offload group expert_fc1: the permuted hidden states, released once fc1 ran.
       auto group = offload_group(rt_, "expert_fc1", layer);
       ctx.child("fc1").save(xg, "input");
-      const ComputeIn<T> xv(rt_.workspace, xg);
-      ComputeOut<T> av(rt_.workspace, a);
+      const ComputeIn<T> xv(rt_, xg);
+      ComputeOut<T> av(rt_, a);
       for (int64_t j = 0; j < L; ++j)
         fc1(j, xv.data() + off[j] * h, av.data() + off[j] * w1, plan.gathered_counts[static_cast<size_t>(j)]);
       av.commit();
@@ -176,7 +174,7 @@ Tensor MoeExperts::forward_t(SaveContext& ctx, const EtpPlan& plan, const Tensor
     if (early) offload_commit(rt_, "moe_act", layer);
     ctx.child("fc2").save(g, "input");
     {
-      const ComputeIn<T> gv(rt_.workspace, g);
+      const ComputeIn<T> gv(rt_, g);
       for (int64_t j = 0; j < L; ++j)
         fc2(j, gv.data() + off[j] * fl, yp.data() + off[j] * h, plan.gathered_counts[static_cast<size_t>(j)]);
     }
@@ -197,27 +195,27 @@ Tensor MoeExperts::forward_t(SaveContext& ctx, const EtpPlan& plan, const Tensor
       ectx.child("fc1").save(xj, "input");
       Tensor a = rt_.activation({n, w1}, base + ".fc1.output");
       {
-        const ComputeIn<T> xv(rt_.workspace, xj);
-        ComputeOut<T> av(rt_.workspace, a);
+        const ComputeIn<T> xv(rt_, xj);
+        ComputeOut<T> av(rt_, a);
         fc1(j, xv.data(), av.data(), n);
         av.commit();
       }
       Tensor g = ex.act->forward(ectx.child("#act"), a);
       ectx.child("fc2").save(g, "input");
-      const ComputeIn<T> gv(rt_.workspace, g);
+      const ComputeIn<T> gv(rt_, g);
       fc2(j, gv.data(), yp.data() + off[j] * h, n);
     }
   }
 
   Tensor y = rt_.activation({plan.own(), h}, path_ + ".fc2.output");
-  ComputeOut<T> yo(rt_.workspace, y);
-  etp_reduce_own_rows(*rt_.etp_group, plan, std::span<T>(yp.data(), yp.size()), h, std::span<T>(yo.data(), yo.size()));
+  ComputeOut<T> yo(rt_, y);
+  etp_reduce_own_rows(rt_, *rt_.etp_group, plan, std::span<T>(yp.data(), yp.size()), h, std::span<T>(yo.data(), yo.size()));
   yo.commit();
   return y;
 }
 
 Tensor MoeExperts::backward(SaveContext& ctx, const Tensor& dy) {
-  const EtpPlan& plan = ctx.stashed<EtpPlan>(kEtpPlan);
+  const EtpPlan& plan = ctx.stashed(kEtpPlan);
   RCTS_CHECK(dy.shape().size() == 2 && dy.dim(0) == plan.own() && dy.dim(1) == hidden_,
              path_ + ": output gradient '" + dy.name() + "' has shape " + shape_str(dy.shape()) + ", expected (" +
                  std::to_string(plan.own()) + ", " + std::to_string(hidden_) + ")");
@@ -230,35 +228,36 @@ Tensor MoeExperts::backward_t(SaveContext& ctx, const EtpPlan& plan, const Tenso
   const int64_t h = hidden_, w1 = fc1_rows_local_, fl = ffn_local_;
   const auto off = offsets(plan.gathered_counts);
   const int64_t L = local_experts();
-  const ComputeIn<T> dyv(rt_.workspace, dyg);
+  const ComputeIn<T> dyv(rt_, dyg);
   auto dxp = rt_.workspace.zeros<T>(static_cast<size_t>(plan.gathered() * h));
 
   // fc2 backward of expert j over n rows: dg = dy W2, dW2 += dy^T g.
+  auto& ops = rt_.ops<T>();
   auto fc2_back = [&](int64_t j, const T* dy, const T* g, T* dg, int64_t n) {
     Expert& ex = experts_[static_cast<size_t>(j)];
-    cpu::gemm<T>(Trans::N, Trans::N, n, fl, h, dy, h, param_data<T>(ex.fc2.value), fl, dg, fl, false);
-    cpu::gemm<T>(Trans::T, Trans::N, h, fl, n, dy, h, g, fl, param_data<T>(ex.fc2.grad), fl, true);
+    ops.gemm(Trans::N, Trans::N, n, fl, h, dy, h, param_data<T>(ex.fc2.value), fl, dg, fl, false);
+    ops.gemm(Trans::T, Trans::N, h, fl, n, dy, h, g, fl, param_data<T>(ex.fc2.grad), fl, true);
   };
   // fc1 backward: dx = da W1 (partial over ETP), dW1 += da^T x.
   auto fc1_back = [&](int64_t j, const T* da, const T* x, T* dx, int64_t n) {
     Expert& ex = experts_[static_cast<size_t>(j)];
-    cpu::gemm<T>(Trans::N, Trans::N, n, h, w1, da, w1, param_data<T>(ex.fc1.value), h, dx, h, false);
-    cpu::gemm<T>(Trans::T, Trans::N, w1, h, n, da, w1, x, h, param_data<T>(ex.fc1.grad), h, true);
+    ops.gemm(Trans::N, Trans::N, n, h, w1, da, w1, param_data<T>(ex.fc1.value), h, dx, h, false);
+    ops.gemm(Trans::T, Trans::N, w1, h, n, da, w1, x, h, param_data<T>(ex.fc1.grad), h, true);
   };
 
   if (grouped_) {
     const bool late = fault_on(Fault::late_output_recompute);
-    CheckpointPtr ck = recompute_act_ ? ctx.stashed<CheckpointPtr>(kActCheckpoint) : nullptr;
+    CheckpointPtr ck = recompute_act_ ? ctx.stashed(kActCheckpoint) : nullptr;
     const int layer = layer_index();
     const bool early = fault_on(Fault::moe_act_commit_before_fc2);
     if (!early) offload_backward_commit(rt_, "moe_act", layer);
     // The gradient of the activation's consumer arrived: recompute before fc2's backward.
     if (ck && !late) ck->recompute();
-    const Tensor g = ctx.child("fc2").load(0);
+    const Tensor g = ctx.child("fc2").load("input");
     Tensor dg = rt_.activation({plan.gathered(), fl}, path_ + ".fc2.input.grad");
     {
-      const ComputeIn<T> gv(rt_.workspace, g);
-      ComputeOut<T> dgv(rt_.workspace, dg);
+      const ComputeIn<T> gv(rt_, g);
+      ComputeOut<T> dgv(rt_, dg);
       for (int64_t j = 0; j < L; ++j)
         fc2_back(j, dyv.data() + off[j] * h, gv.data() + off[j] * fl, dgv.data() + off[j] * fl,
                  plan.gathered_counts[static_cast<size_t>(j)]);
@@ -268,10 +267,10 @@ Tensor MoeExperts::backward_t(SaveContext& ctx, const EtpPlan& plan, const Tenso
     if (ck && late) ck->recompute();
     const Tensor da = ck ? ck->backward({dg}).at(0) : grouped_act_->backward(ctx.child("#act"), dg);
     offload_backward_start(rt_, "moe_act", layer);
-    const ComputeIn<T> dav(rt_.workspace, da);
+    const ComputeIn<T> dav(rt_, da);
     offload_backward_commit(rt_, "expert_fc1", layer);
-    const Tensor x = ctx.child("fc1").load(0);
-    const ComputeIn<T> xv(rt_.workspace, x);
+    const Tensor x = ctx.child("fc1").load("input");
+    const ComputeIn<T> xv(rt_, x);
     for (int64_t j = 0; j < L; ++j)
       fc1_back(j, dav.data() + off[j] * w1, xv.data() + off[j] * h, dxp.data() + off[j] * h,
                plan.gathered_counts[static_cast<size_t>(j)]);
@@ -283,25 +282,25 @@ Tensor MoeExperts::backward_t(SaveContext& ctx, const EtpPlan& plan, const Tenso
       Expert& ex = experts_[static_cast<size_t>(j)];
       const std::string base = path_ + "." + std::to_string(ex.global);
       SaveContext& ectx = ctx.child(std::to_string(ex.global));
-      const Tensor g = ectx.child("fc2").load(0);
+      const Tensor g = ectx.child("fc2").load("input");
       Tensor dg = rt_.activation({n, fl}, base + ".fc2.input.grad");
       {
-        const ComputeIn<T> gv(rt_.workspace, g);
-        ComputeOut<T> dgv(rt_.workspace, dg);
+        const ComputeIn<T> gv(rt_, g);
+        ComputeOut<T> dgv(rt_, dg);
         fc2_back(j, dyv.data() + off[j] * h, gv.data(), dgv.data(), n);
         dgv.commit();
       }
       const Tensor da = ex.act->backward(ectx.child("#act"), dg);
-      const ComputeIn<T> dav(rt_.workspace, da);
-      const Tensor x = ectx.child("fc1").load(0);
-      const ComputeIn<T> xv(rt_.workspace, x);
+      const ComputeIn<T> dav(rt_, da);
+      const Tensor x = ectx.child("fc1").load("input");
+      const ComputeIn<T> xv(rt_, x);
       fc1_back(j, dav.data(), xv.data(), dxp.data() + off[j] * h, n);
     }
   }
 
   Tensor dx = rt_.activation({plan.own(), h}, path_ + ".fc1.input.grad");
-  ComputeOut<T> dxo(rt_.workspace, dx);
-  etp_reduce_own_rows(*rt_.etp_group, plan, std::span<T>(dxp.data(), dxp.size()), h, std::span<T>(dxo.data(), dxo.size()));
+  ComputeOut<T> dxo(rt_, dx);
+  etp_reduce_own_rows(rt_, *rt_.etp_group, plan, std::span<T>(dxp.data(), dxp.size()), h, std::span<T>(dxo.data(), dxo.size()));
   dxo.commit();
   return dx;
 }

@@ -5,6 +5,8 @@
 // rank, layout and backend holds the same values):
 //   logits = x W^T            in the compute type (f32; f64 in gradcheck runs), by the
 //                             GEMM's documented order (kernels/cpu/gemm.hpp)
+// (the arithmetic below is the backend's: Ops::row_softmax_*, topk_select, aux_loss,
+// topk_scatter; the CPU kernels are kernels/cpu/moe.hpp)
 //   probs  = softmax(logits)  per token over the experts: m = max_e logits (scanned in
 //                             expert order from e = 0), z_e = detmath::exp(l_e - m),
 //                             Z = sum_e z_e (from 0, expert order), p_e = z_e / Z
@@ -43,21 +45,6 @@
 #include "reference/modules/module.hpp"
 
 namespace rcts {
-
-// Deterministic top-k of one row: writes the k best expert indices of probs[0, E) to
-// out[0, k), ordered by (prob descending, index ascending). Requires 1 <= k <= E.
-template <typename T>
-void moe_topk_select(const T* probs, int64_t experts, int64_t k, int32_t* out);
-
-// Row softmax over `cols` (the router's order above); din may not alias.
-template <typename T>
-void moe_softmax_forward(T* out, const T* in, int64_t rows, int64_t cols);
-template <typename T>
-void moe_softmax_backward(T* din, const T* dout, const T* out, int64_t rows, int64_t cols);
-
-// The aux loss above from probs (tokens, E) and topk (tokens, k); 0 when tokens == 0.
-template <typename T>
-T moe_aux_loss(const T* probs, const int32_t* topk, int64_t tokens, int64_t experts, int64_t k, double coeff);
 
 struct RouterOutput {
   Tensor probs;    // (tokens, E) compute type

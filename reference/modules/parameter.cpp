@@ -60,22 +60,26 @@ Parameter make_parameter_slice(Runtime& rt, const std::string& name, const Shape
   Shape local = full.size() > 1 ? Shape{nrows, ncols} : Shape{nrows};
   Parameter p;
   p.name = name;
-  p.value = Tensor::empty(local, rt.param_dtype(), rt.place(Category::param), name);
+  p.value = Tensor::uninitialized(local, rt.param_dtype(), rt.place(Category::param), name);
   p.grad = Tensor::empty(local, rt.param_dtype(), rt.place(Category::grad), name + ".grad");
+  // The slice is assembled on the host and copied into place once.
+  const Tensor full_values = whole.value.clone(host_placement());
+  Tensor slice = Tensor::uninitialized(local, rt.param_dtype(), host_placement(), name);
   const auto esz = static_cast<int64_t>(dtype_size(rt.param_dtype()));
-  const std::byte* src = whole.value.bytes();
-  std::byte* dst = p.value.bytes();
+  const std::byte* src = full_values.bytes();
+  std::byte* dst = slice.bytes();
   for (auto [rb, re] : all_rows)
     for (int64_t r = rb; r < re; ++r)
       for (auto [cb, ce] : all_cols) {
         std::memcpy(dst, src + (r * width + cb) * esz, static_cast<size_t>((ce - cb) * esz));
         dst += (ce - cb) * esz;
       }
+  p.value.copy_from(slice);
   return p;
 }
 
 void zero_grads(std::vector<Parameter*>& params) {
-  for (auto* p : params) std::memset(p->grad.bytes(), 0, static_cast<size_t>(p->grad.nbytes()));
+  for (auto* p : params) p->grad.fill_bytes(0);
 }
 
 }  // namespace rcts

@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "reference/modules/runtime.hpp"
+#include "reference/runtime/runtime.hpp"
 
 namespace rcts {
 

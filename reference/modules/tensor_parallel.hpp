@@ -6,7 +6,7 @@
 #include <utility>
 #include <vector>
 
-#include "reference/modules/runtime.hpp"
+#include "reference/runtime/runtime.hpp"
 
 namespace rcts {
 

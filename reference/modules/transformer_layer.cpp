@@ -49,21 +49,26 @@ TransformerLayer::TransformerLayer(Runtime& rt, int index)
 
 using CheckpointPtr = std::shared_ptr<OutputDiscardingCheckpoint>;
 
+namespace {
+// The output-discarding checkpoint of norm `name` (selective layernorm recompute).
+StashKey<CheckpointPtr> norm_checkpoint(const char* name) { return {name}; }
+}  // namespace
+
 Tensor TransformerLayer::norm_forward(SaveContext& ctx, const char* name, LayerNorm& norm, const Tensor& x) {
   SaveContext& nctx = ctx.child(name);
   if (!recompute_.layernorm) return norm.forward(nctx, x);
   auto ck = std::make_shared<OutputDiscardingCheckpoint>(rt_.rng, norm, nctx);
-  ctx.stash<CheckpointPtr>(name, ck);
+  ctx.stash(norm_checkpoint(name), ck);
   return ck->forward({x}).at(0);
 }
 
 void TransformerLayer::norm_fire_recompute(SaveContext& ctx, const char* name) {
-  if (recompute_.layernorm) ctx.stashed<CheckpointPtr>(name)->recompute();
+  if (recompute_.layernorm) ctx.stashed(norm_checkpoint(name))->recompute();
 }
 
 Tensor TransformerLayer::norm_backward(SaveContext& ctx, const char* name, LayerNorm& norm, const Tensor& dy) {
   if (!recompute_.layernorm) return norm.backward(ctx.child(name), dy);
-  return ctx.stashed<CheckpointPtr>(name)->backward({dy}).at(0);
+  return ctx.stashed(norm_checkpoint(name))->backward({dy}).at(0);
 }
 
 Tensor TransformerLayer::forward(SaveContext& ctx, const Tensor& x) {
@@ -81,7 +86,7 @@ Tensor TransformerLayer::forward(SaveContext& ctx, const Tensor& x) {
   }
   Tensor attn = attention_.forward(actx, ln1);
   if (recompute_.layernorm && ctx.enabled())
-    ctx.stashed<CheckpointPtr>("input_layernorm")->discard_output_and_register_recompute(path_ + ".attention.output");
+    ctx.stashed(norm_checkpoint("input_layernorm"))->discard_output_and_register_recompute(path_ + ".attention.output");
   Tensor h1 = add(rt_, x, dropout_forward(rt_, actx.child("hidden_dropout"), attn_dropout_, attn), path_ + ".residual1");
   // Delayed commit: the residual add above was the layer input's last forward consumer.
   offload_commit(rt_, "attn_norm", index_);
@@ -94,7 +99,7 @@ Tensor TransformerLayer::forward(SaveContext& ctx, const Tensor& x) {
   SaveContext& mlp_ctx = mctx.child("#body");
   Tensor m = checkpoint::run_forward(recompute_mlp_, rt_.rng, *mlp_, mlp_ctx, {ln2}).at(0);
   if (recompute_.layernorm && ctx.enabled())
-    ctx.stashed<CheckpointPtr>("pre_mlp_layernorm")->discard_output_and_register_recompute(mctx.path() + ".output");
+    ctx.stashed(norm_checkpoint("pre_mlp_layernorm"))->discard_output_and_register_recompute(mctx.path() + ".output");
   Tensor out = add(rt_, h1, dropout_forward(rt_, mctx.child("hidden_dropout"), mlp_dropout_, m), path_ + ".output");
   offload_commit(rt_, "mlp_norm", index_);
   offload_commit(rt_, "layer", index_);

@@ -10,7 +10,7 @@ Tensor HostPool::acquire(const Shape& shape, DType dtype, const std::string& nam
     return t.view(shape, name);
   }
   ++allocations_;
-  Tensor t = Tensor::empty(shape, dtype, {&tracker_, Domain::host_pinned, Category::offload_buffer}, name);
+  Tensor t = Tensor::empty(shape, dtype, {&tracker_, Domain::host_pinned, Category::offload_buffer, &memory_}, name);
   pooled_bytes_ += t.nbytes();
   return t;
 }

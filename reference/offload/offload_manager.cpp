@@ -1,7 +1,6 @@
 #include "reference/offload/offload_manager.hpp"
 
 #include <algorithm>
-#include <cstring>
 
 #include "reference/core/faults.hpp"
 #include "reference/recompute/checkpoint_state.hpp"
@@ -17,9 +16,11 @@ bool contains(const std::vector<std::string>& v, const std::string& s) {
 }
 }  // namespace
 
-OffloadManager::OffloadManager(MemoryTracker& tracker, const Config& config)
-    : config_(config), pool_(tracker), d2h_("d2h", link_of(config.offload)),
-      h2d_("h2d", link_of(config.offload)) {}
+OffloadManager::OffloadManager(MemoryTracker& tracker, const Config& config, Backend& backend)
+    : config_(config),
+      pool_(tracker, backend.memory()),
+      d2h_(backend.make_copy_stream("d2h", link_of(config.offload))),
+      h2d_(backend.make_copy_stream("h2d", link_of(config.offload))) {}
 
 OffloadManager::~OffloadManager() = default;
 
@@ -139,19 +140,20 @@ void OffloadManager::commit(const std::string& name, int layer) {
     auto storage = sc.storage;
     Tensor host = sc.host;
     if (fault_on(Fault::free_before_d2h)) storage->release();  // mutant: the copy then reads freed bytes
-    sc.d2h = d2h_.enqueue(
+    sc.d2h = d2h_->enqueue(
         [storage, host]() mutable {
-          std::memcpy(host.bytes(), storage->data(storage->name() + " (D2H copy)"), static_cast<size_t>(storage->nbytes()));
+          copy_bytes(host.bytes(), *host.storage(), storage->data(storage->name() + " (D2H copy)"), *storage,
+                     storage->nbytes());
           storage->release();  // device bytes go only once the copy is done
         },
         bytes);
     if (strict) {
-      d2h_.wait(sc.d2h);  // exact byte accounting: the device bytes are gone at the commit point
+      d2h_->wait(sc.d2h);  // exact byte accounting: the device bytes are gone at the commit point
     } else if (int cap = config_.offload.max_inflight_offloads; cap > 0) {
       auto& q = inflight_events_[name];
       q.push_back(sc.d2h);
       while (static_cast<int>(q.size()) > cap) {
-        d2h_.wait(q.front());
+        d2h_->wait(q.front());
         q.erase(q.begin());
       }
     }
@@ -162,17 +164,17 @@ void OffloadManager::issue_reload(Group& g) {
   g.reload_issued = true;
   for (auto& sc : g.storages) {
     if (!sc.offloaded) continue;
-    d2h_.wait(sc.d2h);  // the H2D stream waits for the group's offload event first
+    d2h_->wait(sc.d2h);  // the H2D stream waits for the group's offload event first
     auto storage = sc.storage;
     Tensor host = sc.host;
     HostPool* pool = &pool_;
     auto& stats = report_.by_name[g.name];
     stats.reloaded_bytes += storage->nbytes();
-    sc.h2d = h2d_.enqueue(
+    sc.h2d = h2d_->enqueue(
         [storage, host]() {
-          auto donor = Storage::allocate(storage->tracker(), storage->domain(), storage->category(), storage->nbytes(),
-                                         storage->name() + ".reloaded");
-          std::memcpy(donor->data(storage->name()), host.bytes(), static_cast<size_t>(storage->nbytes()));
+          auto donor = Storage::allocate(storage->tracker(), storage->memory(), storage->domain(), storage->category(),
+                                         storage->nbytes(), storage->name() + ".reloaded", /*zero=*/false);
+          copy_bytes(donor->data(storage->name()), *donor, host.bytes(), *host.storage(), storage->nbytes());
           storage->adopt(*donor);
         },
         storage->nbytes());
@@ -211,7 +213,7 @@ void OffloadManager::backward_commit(const std::string& name, int layer) {
   }
   if (!fault_on(Fault::reload_without_wait))
     for (auto& sc : g->storages)
-      if (sc.offloaded) h2d_.wait(sc.h2d);
+      if (sc.offloaded) h2d_->wait(sc.h2d);
   for (auto& sc : g->storages)
     if (sc.offloaded) resident_ -= sc.storage->nbytes();
   g->reloaded = true;
@@ -222,7 +224,7 @@ void OffloadManager::end_iteration() {
   // Every reload must have finished before the buffers go back to the pool.
   for (auto& g : groups_)
     for (auto& sc : g.storages) {
-      if (sc.h2d) h2d_.wait(sc.h2d);
+      if (sc.h2d) h2d_->wait(sc.h2d);
       if (sc.offloaded) pool_.release(sc.host);
     }
   if (warmup_) {
@@ -241,7 +243,7 @@ void OffloadManager::end_iteration() {
   inflight_events_.clear();
   ++report_.iterations;
   report_.host_pool_allocations.push_back(pool_.allocations());
-  report_.exposed_wait_s = d2h_.exposed_wait_seconds() + h2d_.exposed_wait_seconds();
+  report_.exposed_wait_s = d2h_->exposed_wait_seconds() + h2d_->exposed_wait_seconds();
 }
 
 }  // namespace rcts

@@ -24,9 +24,9 @@
 #include <string>
 #include <vector>
 
+#include "reference/backend/backend.hpp"
 #include "reference/config/config.hpp"
 #include "reference/core/saved_tensor_hooks.hpp"
-#include "reference/offload/copy_stream.hpp"
 #include "reference/offload/host_pool.hpp"
 
 namespace rcts {
@@ -55,7 +55,8 @@ struct OffloadReport {
 
 class OffloadManager final : public SavedTensorHooks {
  public:
-  OffloadManager(MemoryTracker& tracker, const Config& config);
+  // Copy streams and pinned host buffers come from `backend`.
+  OffloadManager(MemoryTracker& tracker, const Config& config, Backend& backend);
   ~OffloadManager() override;
 
   // True when `name` is offloaded for `layer` in this configuration.
@@ -116,7 +117,7 @@ class OffloadManager final : public SavedTensorHooks {
 
   const Config& config_;
   HostPool pool_;
-  CopyStream d2h_, h2d_;
+  std::unique_ptr<CopyStream> d2h_, h2d_;
   std::vector<Group> groups_;           // this iteration, in group-start order
   std::vector<size_t> commit_order_;    // indices into groups_, forward commit order
   std::optional<size_t> open_;          // group receiving packs

@@ -1,19 +1,12 @@
-// Communicator interface (DESIGN §8). Backends implement the byte-moving collectives
-// (all_gather, all_to_allv, broadcast, barrier, split); the typed reductions are
-// written once, here, on top of them, so every backend reduces in the same order.
+// Communicator interface (docs/design.md §8). Implementations move bytes only
+// (all_gather, all_to_allv, broadcast, barrier, split); sums over ranks are
+// reference/parallel/reduce.hpp, which gathers with these and adds on the compute
+// backend in summation_order(), so every communicator reduces in the same order.
 //
-// Reduction order (DESIGN §2). A sum over the ranks of a communicator is computed by
-// first moving every rank's contribution to every rank that needs it, then adding,
-// element by element, in rank order starting from rank 0's value:
-//
-//     out[i] = ((in_0[i] + in_1[i]) + in_2[i]) + ... + in_{size-1}[i]
-//
-// in the element's own type (float in float, double in double), with no FMA and no
-// reassociation. Every rank therefore holds identical bits, independent of network
-// arrival order, thread count and backend. The mutant Fault::reduction_arrival_order
-// replaces rank order by "own rank first" (r, r+1, ..., size-1, 0, ..., r-1), which is
-// what a reduction that adds in arrival order can produce; rank 0 then still matches
-// the rank-ordered sum and the other ranks may not.
+// The mutant Fault::reduction_arrival_order replaces rank order by "own rank first"
+// (r, r+1, ..., size-1, 0, ..., r-1), which is what a reduction that adds in arrival
+// order can produce; rank 0 then still matches the rank-ordered sum and the other
+// ranks may not.
 #pragma once
 #include <cstdint>
 #include <memory>
@@ -50,14 +43,7 @@ class Communicator {
   // `key` (ties by rank()). Backends that cannot split throw.
   virtual std::unique_ptr<Communicator> split(int color, int key);
 
-  // --- typed helpers, implemented once for every backend -------------------------
-  // In place: data[i] becomes the rank-ordered sum of data[i] over all ranks.
-  void all_reduce_sum(float* data, int64_t n);
-  void all_reduce_sum(double* data, int64_t n);
-  // `in` holds size() * n_per_rank elements; this rank receives, in `out`, chunk
-  // rank() of the rank-ordered sum: out[i] = sum_r in_r[rank() * n_per_rank + i].
-  void reduce_scatter_sum(const float* in, float* out, int64_t n_per_rank);
-  void reduce_scatter_sum(const double* in, double* out, int64_t n_per_rank);
+  // --- typed helpers, implemented once for every implementation -------------------
   // all_to_allv with the same block size for every peer: the block for rank p sits at
   // send + p * bytes_per_peer, the block from rank p lands at recv + p * bytes_per_peer.
   void all_to_all(const void* send, void* recv, int64_t bytes_per_peer);
@@ -82,12 +68,6 @@ class Communicator {
   // The order in which this rank adds the ranks' contributions: 0, 1, ..., size()-1,
   // or the rotated order while Fault::reduction_arrival_order is active.
   std::vector<int> summation_order() const;
-
- private:
-  template <class T>
-  void all_reduce_sum_impl(T* data, int64_t n);
-  template <class T>
-  void reduce_scatter_sum_impl(const T* in, T* out, int64_t n_per_rank);
 };
 
 // A group of one rank: every collective is a copy.

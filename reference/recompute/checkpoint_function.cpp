@@ -1,6 +1,5 @@
 #include "reference/recompute/checkpoint_function.hpp"
 
-#include <cstring>
 #include <functional>
 #include <optional>
 
@@ -11,9 +10,15 @@ namespace rcts::checkpoint {
 
 namespace {
 
-constexpr const char* kSnapshot = "checkpoint.rng";
-constexpr const char* kShape0 = "checkpoint.input0_shape";
-constexpr const char* kHandles = "checkpoint.handles";
+constexpr StashKey<RngStates> kSnapshot{"checkpoint.rng"};
+constexpr StashKey<Shape> kShape0{"checkpoint.input0_shape"};
+constexpr StashKey<Communicator*> kTpGroup{"checkpoint.tp_group"};
+
+// Where copies of `t` go: its own tracker, memory and domain.
+Placement placement_of(const Tensor& t) {
+  const Storage& s = *t.storage();
+  return {s.tracker(), s.domain(), Category::activation, &s.memory()};
+}
 
 // This rank's flat 1/t shard of `t` (a copy, so the full tensor can be freed).
 Tensor shard_of(const Tensor& t, Communicator& tp) {
@@ -23,21 +28,15 @@ Tensor shard_of(const Tensor& t, Communicator& tp) {
                                  std::to_string(n) + " elements, not divisible by the TP size " +
                                  std::to_string(ranks));
   const int64_t part = n / ranks;
-  Placement where{t.storage()->tracker(), t.storage()->domain(), Category::activation};
-  Tensor s = Tensor::empty({part}, t.dtype(), where, t.name() + ".shard");
-  const auto esz = static_cast<int64_t>(dtype_size(t.dtype()));
-  std::memcpy(s.bytes(), t.bytes() + tp.rank() * part * esz,
-              static_cast<size_t>(part * esz));
-  return s;
+  return t.view({ranks, part}).rows(tp.rank(), tp.rank() + 1).view({part}).clone(placement_of(t), t.name() + ".shard");
 }
 
 Tensor gather_shards(const Tensor& shard, const Shape& shape, Communicator& tp) {
-  Placement where{shard.storage()->tracker(), shard.storage()->domain(), Category::activation};
-  Tensor full = Tensor::empty(shape, shard.dtype(), where, shard.name() + ".gathered");
+  Tensor full = Tensor::uninitialized(shape, shard.dtype(), placement_of(shard), shard.name() + ".gathered");
   if (fault_on(Fault::distribute_without_gather)) {
     // Mutant: every slot gets this rank's own shard, as if the exchange never ran.
-    for (int r = 0; r < tp.size(); ++r)
-      std::memcpy(full.bytes() + r * shard.nbytes(), shard.bytes(), static_cast<size_t>(shard.nbytes()));
+    const Tensor slots = full.view({tp.size(), shard.numel()});
+    for (int r = 0; r < tp.size(); ++r) slots.rows(r, r + 1).view(shard.shape()).copy_from(shard);
     return full;
   }
   tp.all_gather(shard.bytes(), full.bytes(), shard.nbytes());
@@ -61,18 +60,16 @@ std::vector<Tensor> forward(Rng& rng, Region& region, SaveContext& ctx, const st
   RCTS_CHECK(names.size() == in.size(), "checkpoint of '" + ctx.path() + "': region names " +
                                             std::to_string(names.size()) + " inputs but got " +
                                             std::to_string(in.size()));
-  std::vector<SavedHandle> handles;
   for (size_t i = 0; i < in.size(); ++i) {
     if (i == 0 && options.distribute_saved_activations) {
       RCTS_CHECK(options.tp_group, "distribute_saved_activations needs a TP communicator");
       ctx.stash(kShape0, in[0].shape());
-      handles.push_back(ctx.save(shard_of(in[0], *options.tp_group), names[0], Category::checkpoint_input));
-      ctx.stash("checkpoint.tp_group", options.tp_group);
+      ctx.stash(kTpGroup, options.tp_group);
+      ctx.save(shard_of(in[0], *options.tp_group), names[0], Category::checkpoint_input);
     } else {
-      handles.push_back(ctx.save(in[i], names[i], Category::checkpoint_input));
+      ctx.save(in[i], names[i], Category::checkpoint_input);
     }
   }
-  ctx.stash(kHandles, handles);
   return out;
 }
 
@@ -110,16 +107,15 @@ std::vector<Tensor> recompute_forward(Rng& rng, Region& region, SaveContext& rc,
 }
 
 std::vector<Tensor> backward(Rng& rng, Region& region, SaveContext& ctx, const std::vector<Tensor>& dout) {
-  auto handles = ctx.stashed<std::vector<SavedHandle>>(kHandles);
+  const auto names = region.input_names();
   std::vector<Tensor> in;
-  for (size_t i = 0; i < handles.size(); ++i) {
-    Tensor t = ctx.load(handles[i]);
-    if (i == 0 && ctx.has_stash(kShape0))
-      t = gather_shards(t, ctx.stashed<Shape>(kShape0), *ctx.stashed<Communicator*>("checkpoint.tp_group"));
+  for (size_t i = 0; i < names.size(); ++i) {
+    Tensor t = ctx.load(names[i]);
+    if (i == 0 && ctx.has_stash(kShape0)) t = gather_shards(t, ctx.stashed(kShape0), *ctx.stashed(kTpGroup));
     in.push_back(std::move(t));
   }
   SaveContext& rc = ctx.child_for_recompute("#recompute");
-  recompute_forward(rng, region, rc, ctx.stashed<RngStates>(kSnapshot), in);
+  recompute_forward(rng, region, rc, ctx.stashed(kSnapshot), in);
   auto grads = region.backward(rc, dout);
   ctx.clear();
   return grads;

@@ -6,7 +6,7 @@
 namespace rcts {
 
 namespace {
-constexpr const char* kSnapshot = "output_discarding.rng";
+constexpr StashKey<RngStates> kSnapshot{"output_discarding.rng"};
 }
 
 OutputDiscardingCheckpoint::OutputDiscardingCheckpoint(Rng& rng, Region& region, SaveContext& ctx)
@@ -24,7 +24,7 @@ std::vector<Tensor> OutputDiscardingCheckpoint::forward(const std::vector<Tensor
   RCTS_CHECK(names.size() == in.size(), "output-discarding checkpoint of '" + ctx_.path() + "': region names " +
                                             std::to_string(names.size()) + " inputs but got " +
                                             std::to_string(in.size()));
-  for (size_t i = 0; i < in.size(); ++i) inputs_.push_back(ctx_.save(in[i], names[i], Category::checkpoint_input));
+  for (size_t i = 0; i < in.size(); ++i) ctx_.save(in[i], names[i], Category::checkpoint_input);
   return outputs_;
 }
 
@@ -42,9 +42,9 @@ void OutputDiscardingCheckpoint::recompute() {
   RCTS_CHECK(discarded_, "output-discarding checkpoint of '" + ctx_.path() +
                              "': recompute requested but the output was never discarded");
   std::vector<Tensor> in;
-  for (auto h : inputs_) in.push_back(ctx_.load(h));
+  for (const auto& name : region_.input_names()) in.push_back(ctx_.load(name));
   recompute_ctx_ = &ctx_.child_for_recompute("#recompute");
-  auto fresh = checkpoint::recompute_forward(rng_, region_, *recompute_ctx_, ctx_.stashed<RngStates>(kSnapshot), in);
+  auto fresh = checkpoint::recompute_forward(rng_, region_, *recompute_ctx_, ctx_.stashed(kSnapshot), in);
   RCTS_CHECK(fresh.size() == outputs_.size(), "output-discarding recompute of '" + ctx_.path() +
                                                   "' produced a different number of outputs");
   for (size_t i = 0; i < fresh.size(); ++i) {

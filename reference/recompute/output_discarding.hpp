@@ -37,7 +37,6 @@ class OutputDiscardingCheckpoint {
   Region& region_;
   SaveContext& ctx_;
   SaveContext* recompute_ctx_ = nullptr;
-  std::vector<SavedHandle> inputs_;
   std::vector<Tensor> outputs_;
   std::string hook_name_;
   bool discarded_ = false;

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <iostream>
 
+#include "backends/registry.hpp"
 #include "harness/lib/runner.hpp"
 
 #ifndef RCTS_SOURCE_DIR
@@ -20,11 +21,21 @@ namespace {
 
 using namespace rcts::harness;
 
+// The backend every registered test runs on: RCTS_BACKEND, else the reference.
+rcts::Backend& backend() {
+  static const std::unique_ptr<rcts::Backend> b = [] {
+    const char* name = std::getenv("RCTS_BACKEND");
+    return rcts::make_backend(name && *name ? name : "cpu");
+  }();
+  return *b;
+}
+
 class CaseTest : public ::testing::Test {
  public:
   explicit CaseTest(const Case* c) : case_(c) {}
   void TestBody() override {
     RunOptions o;
+    o.backend = &backend();
     o.golden_dir = std::filesystem::path(RCTS_SOURCE_DIR) / "golden";
     o.golden_only = RCTS_GOLDEN_ONLY;
     const CaseResult r = run_case(*case_, o);

@@ -1,5 +1,6 @@
-// SaveContext and saved-tensor hooks: saving re-tags storage, disabled contexts save
-// nothing, hooks pack/unpack in scope order, records name module and tensor.
+// SaveContext and saved-tensor hooks: saving re-tags storage, saved tensors are found
+// by name, disabled contexts save nothing, hooks pack/unpack in scope order, records
+// name module and tensor, stash keys carry their type.
 #include <gtest/gtest.h>
 
 #include "reference/core/save_context.hpp"
@@ -13,8 +14,10 @@ TEST(SaveContext, SaveRecordsAndRetags) {
   SaveContext root("", &log);
   SaveContext& attn = root.child("layers.0").child("attention");
   Tensor q = Tensor::empty({2, 4}, DType::bf16, {&m, Domain::device, Category::activation}, "q");
-  auto h = attn.save(q, "q");
-  EXPECT_EQ(attn.load(h).storage(), q.storage());
+  attn.save(q, "q");
+  EXPECT_EQ(attn.load("q").storage(), q.storage());
+  EXPECT_TRUE(attn.has_saved("q"));
+  EXPECT_FALSE(attn.has_saved("k"));
   ASSERT_EQ(log.records().size(), 1u);
   EXPECT_EQ(log.records()[0].key(), "layers.0.attention.q");
   EXPECT_EQ(log.records()[0].bytes, 16);
@@ -31,10 +34,11 @@ TEST(SaveContext, NoGradContextSavesNothingAndLoadFails) {
   SaveContext& ng = root.child_no_grad("#nograd");
   MemoryTracker m;
   Tensor t = Tensor::empty({2}, DType::f32, {&m, Domain::device, Category::activation}, "t");
-  EXPECT_EQ(ng.save(t, "t"), -1);
+  ng.save(t, "t");
+  EXPECT_FALSE(ng.has_saved("t"));
   EXPECT_TRUE(log.records().empty());
   EXPECT_EQ(m.category(Domain::device, Category::saved_activation).current, 0);
-  EXPECT_THROW(ng.load(0), Error);
+  EXPECT_THROW(ng.load("t"), Error);
   // Children of a no-grad context are no-grad too; a recompute child saves.
   EXPECT_FALSE(ng.child("sub").enabled());
   EXPECT_TRUE(ng.child_for_recompute("#recompute").enabled());
@@ -60,22 +64,21 @@ TEST(SavedTensorHooks, InnermostHooksPackAndThePackerUnpacks) {
   Tensor t = Tensor::empty({2}, DType::f32, {&m, Domain::device, Category::activation}, "t");
   SaveContext ctx("m", nullptr);
   CountingHooks outer, inner;
-  SavedHandle h1, h2;
   {
     SavedTensorHooksScope s1(outer);
-    h1 = ctx.save(t, "a");
+    ctx.save(t, "a");
     {
       SavedTensorHooksScope s2(inner);
-      h2 = ctx.save(t, "b");
+      ctx.save(t, "b");
     }
   }
   EXPECT_EQ(current_saved_tensor_hooks(), nullptr);
   EXPECT_EQ(outer.packs, 1);
   EXPECT_EQ(inner.packs, 1);
-  ctx.load(h2);
+  ctx.load("b");
   EXPECT_EQ(inner.unpacks, 1);
   EXPECT_EQ(outer.unpacks, 0);
-  ctx.load(h1);
+  ctx.load("a");
   EXPECT_EQ(outer.unpacks, 1);
 }
 
@@ -89,6 +92,39 @@ TEST(SaveContext, ClearDropsSavedTensorsAndFreesMemory) {
   EXPECT_EQ(m.domain(Domain::device).current, 32);
   ctx.clear();
   EXPECT_EQ(m.domain(Domain::device).current, 0);
+}
+
+TEST(SaveContext, NamesAreUniqueAndAMissingNameSaysWhatIsHeld) {
+  MemoryTracker m;
+  SaveContext ctx("layers.0.mlp.fc1", nullptr);
+  Tensor t = Tensor::empty({2}, DType::f32, {&m, Domain::device, Category::activation}, "t");
+  ctx.save(t, "input");
+  // A second save under one name would silently shadow the first: refused.
+  EXPECT_THROW(ctx.save(t, "input"), Error);
+  try {
+    ctx.load("inptu");
+    FAIL() << "a missing name must throw";
+  } catch (const Error& e) {
+    EXPECT_NE(e.message().find("layers.0.mlp.fc1"), std::string::npos) << e.message();
+    EXPECT_NE(e.message().find("'inptu'"), std::string::npos) << e.message();
+    EXPECT_NE(e.message().find("holds: input"), std::string::npos) << e.message();
+  }
+}
+
+TEST(SaveContext, StashKeysCarryTheirType) {
+  constexpr StashKey<std::vector<int>> kPlan{"plan"};
+  constexpr StashKey<double> kScale{"scale"};
+  SaveContext ctx("m", nullptr);
+  EXPECT_FALSE(ctx.has_stash(kPlan));
+  ctx.stash(kPlan, std::vector<int>{3, 1});
+  ctx.stash(kScale, 0.5);
+  EXPECT_TRUE(ctx.has_stash(kPlan));
+  EXPECT_EQ(ctx.stashed(kPlan), (std::vector<int>{3, 1}));
+  ctx.stashed(kPlan).push_back(4);  // a reference to the stored value
+  EXPECT_EQ(ctx.stashed(kPlan).size(), 3u);
+  EXPECT_EQ(ctx.stashed(kScale), 0.5);
+  ctx.clear();
+  EXPECT_THROW(ctx.stashed(kScale), Error);
 }
 
 }  // namespace

@@ -6,7 +6,8 @@
 
 #include <cstring>
 
-#include "reference/modules/execute.hpp"
+#include "backends/cpu/cpu_backend.hpp"
+#include "reference/driver/execute.hpp"
 
 namespace rcts {
 namespace {
@@ -38,14 +39,14 @@ void expect_identical(const RunRecord& a, const RunRecord& b) {
   for (size_t i = 0; i < a.grads.size(); ++i) EXPECT_TRUE(same(a.grads[i].tensor, b.grads[i].tensor)) << a.grads[i].name;
 }
 
-TEST(Determinism, SameRunTwiceIsBitwiseIdentical) { expect_identical(execute(wide()), execute(wide())); }
+TEST(Determinism, SameRunTwiceIsBitwiseIdentical) { expect_identical(execute(wide(), cpu::default_backend()), execute(wide(), cpu::default_backend())); }
 
 TEST(Determinism, OneAndTwoThreadsAreBitwiseIdentical) {
   const int before = omp_get_max_threads();
   omp_set_num_threads(1);
-  const RunRecord one = execute(wide());
+  const RunRecord one = execute(wide(), cpu::default_backend());
   omp_set_num_threads(2);
-  const RunRecord two = execute(wide());
+  const RunRecord two = execute(wide(), cpu::default_backend());
   omp_set_num_threads(before);
   expect_identical(one, two);
 }

@@ -5,7 +5,8 @@
 #include <cmath>
 #include <functional>
 
-#include "reference/modules/model.hpp"
+#include "backends/cpu/cpu_backend.hpp"
+#include "reference/driver/model.hpp"
 #include "reference/rng/seeds.hpp"
 
 namespace rcts {
@@ -93,7 +94,7 @@ struct GradCheck {
 struct ModuleGradcheck : ::testing::Test {
   Config cfg = small_config();
   std::unique_ptr<Runtime> rt;
-  void SetUp() override { rt = std::make_unique<Runtime>(cfg); }
+  void SetUp() override { rt = std::make_unique<Runtime>(cfg, cpu::default_backend()); }
   int64_t tokens() const { return int64_t{cfg.model.seq_length} * cfg.model.micro_batch_size; }
 };
 
@@ -135,7 +136,7 @@ TEST_F(ModuleGradcheck, MlpGelu) {
 TEST(ModuleGradcheckSwiglu, MlpSwiglu) {
   Config c = small_config();
   c.model.activation = "swiglu";
-  Runtime rt(c);
+  Runtime rt(c, cpu::default_backend());
   Mlp m(rt, "mlp");
   std::vector<Parameter*> p;
   m.parameters(p);

@@ -4,7 +4,8 @@
 // gradient buffer at least).
 #include <gtest/gtest.h>
 
-#include "reference/modules/execute.hpp"
+#include "backends/cpu/cpu_backend.hpp"
+#include "reference/driver/execute.hpp"
 
 namespace rcts {
 namespace {
@@ -34,12 +35,12 @@ void expect_steady(const RunRecord& r) {
   EXPECT_GE(r.workspace_peak, scores);
 }
 
-TEST(WorkspaceReuse, F32StepsMakeNoNewScratchAllocations) { expect_steady(execute(dense(DType::f32))); }
+TEST(WorkspaceReuse, F32StepsMakeNoNewScratchAllocations) { expect_steady(execute(dense(DType::f32), cpu::default_backend())); }
 
 TEST(WorkspaceReuse, Bf16StepsMakeNoNewScratchAllocations) {
   // bf16 activations convert every operand into f32 scratch: far more leases, same rule.
-  const RunRecord f32 = execute(dense(DType::f32));
-  const RunRecord bf16 = execute(dense(DType::bf16));
+  const RunRecord f32 = execute(dense(DType::f32), cpu::default_backend());
+  const RunRecord bf16 = execute(dense(DType::bf16), cpu::default_backend());
   expect_steady(bf16);
   EXPECT_GT(bf16.workspace_peak, f32.workspace_peak);
 }
@@ -49,7 +50,7 @@ TEST(WorkspaceReuse, FullRecomputeStaysSteadyToo) {
   c.recompute.recompute_granularity = "full";
   c.recompute.recompute_method = "uniform";
   c.recompute.recompute_num_layers = 1;
-  expect_steady(execute(c));
+  expect_steady(execute(c, cpu::default_backend()));
 }
 
 }  // namespace

@@ -14,6 +14,7 @@
 #include <functional>
 #include <thread>
 
+#include "backends/cpu/cpu_backend.hpp"
 #include "moe_test_util.hpp"
 #include "reference/modules/tensor_parallel.hpp"
 
@@ -126,7 +127,7 @@ std::vector<RankResult> run_world(Config c, int ep, int etp, const LayerSetup& s
       const int ep_rank = w / etp, etp_rank = w % etp;
       ThreadCommunicator ep_comm(*ep_hubs[static_cast<size_t>(etp_rank)], ep_rank);
       ThreadCommunicator etp_comm(*etp_hubs[static_cast<size_t>(ep_rank)], etp_rank);
-      Runtime rt(c);
+      Runtime rt(c, cpu::default_backend());
       rt.ep_group = &ep_comm;
       rt.etp_group = &etp_comm;
       seed_runtime(rt, 0, ep_rank, etp_rank);
@@ -137,7 +138,7 @@ std::vector<RankResult> run_world(Config c, int ep, int etp, const LayerSetup& s
 }
 
 RankResult run_single(const Config& c, const LayerSetup& setup = {}) {
-  Runtime rt(c);
+  Runtime rt(c, cpu::default_backend());
   seed_runtime(rt);
   return run_rank(rt, 0, tokens_of(c), setup);
 }

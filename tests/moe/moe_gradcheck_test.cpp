@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "backends/cpu/cpu_backend.hpp"
 #include "moe_test_util.hpp"
 
 namespace rcts {
@@ -35,7 +36,7 @@ double min_routing_gap(Runtime& rt, MoeLayer& layer, const Tensor& x) {
 }
 
 void gradcheck(const Config& c) {
-  Runtime rt(c);
+  Runtime rt(c, cpu::default_backend());
   MoeLayer layer(rt, kPath);
   std::vector<Parameter*> params;
   layer.parameters(params);

@@ -9,7 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "reference/modules/model.hpp"
+#include "backends/cpu/cpu_backend.hpp"
+#include "reference/driver/model.hpp"
 #include "reference/modules/moe.hpp"
 #include "reference/recompute/checkpoint_function.hpp"
 
@@ -68,7 +69,7 @@ struct LayerRun {
 // output gradient from fixed streams. `checkpoint_layer` runs the whole layer as a
 // normal checkpoint (what TransformerLayer does for recompute module "moe").
 inline LayerRun run_layer(const Config& c, bool checkpoint_layer = false) {
-  Runtime rt(c);
+  Runtime rt(c, cpu::default_backend());
   seed_runtime(rt);
   LayerRun r;
   {

@@ -6,9 +6,11 @@
 #include <cstddef>
 #include <cstring>
 
+#include "backends/cpu/cpu_backend.hpp"
 #include "reference/core/error.hpp"
 #include "reference/core/faults.hpp"
 #include "reference/parallel/communicator.hpp"
+#include "reference/parallel/reduce.hpp"
 #include "reference/parallel/groups.hpp"
 
 namespace rcts {
@@ -73,7 +75,7 @@ template <class T>
 T all_reduce_on(int rank, const std::vector<std::vector<T>>& inputs) {
   ScriptedCommunicator c(rank, as_bytes(inputs));
   std::vector<T> v = inputs[static_cast<size_t>(rank)];
-  c.all_reduce_sum(v.data(), static_cast<int64_t>(v.size()));
+  all_reduce_sum(c, cpu::default_backend(), v.data(), static_cast<int64_t>(v.size()));
   return v[0];
 }
 
@@ -110,7 +112,7 @@ TEST(Reduction, ReduceScatterGivesEachRankItsChunkOfTheRankOrderedSum) {
   const auto out_on = [&](int rank) {
     ScriptedCommunicator c(rank, as_bytes(in));
     std::vector<float> out(2, -1.0f);
-    c.reduce_scatter_sum(in[static_cast<size_t>(rank)].data(), out.data(), 2);
+    reduce_scatter_sum(c, cpu::default_backend(), in[static_cast<size_t>(rank)].data(), out.data(), 2);
     return out;
   };
   EXPECT_EQ(out_on(0), (std::vector<float>{90, 120}));
@@ -124,7 +126,7 @@ TEST(Reduction, ReduceScatterDouble) {
   const std::vector<std::vector<double>> in = {{1, 2}, {3, 4}};
   ScriptedCommunicator c(1, as_bytes(in));
   double out = 0;
-  c.reduce_scatter_sum(in[1].data(), &out, 1);
+  reduce_scatter_sum(c, cpu::default_backend(), in[1].data(), &out, 1);
   EXPECT_EQ(out, 6.0);
 }
 
@@ -140,8 +142,8 @@ TEST(Reduction, AllToAllRoutesBlocksByRank) {
 TEST(Reduction, NegativeCountsAreErrors) {
   SingleCommunicator one;
   float x = 0;
-  EXPECT_THROW(one.all_reduce_sum(&x, -1), Error);
-  EXPECT_THROW(one.reduce_scatter_sum(&x, &x, -1), Error);
+  EXPECT_THROW(all_reduce_sum(one, cpu::default_backend(), &x, -1), Error);
+  EXPECT_THROW(reduce_scatter_sum(one, cpu::default_backend(), &x, &x, -1), Error);
   EXPECT_THROW(one.all_to_all(&x, &x, -4), Error);
 }
 
@@ -176,10 +178,10 @@ TEST(SingleCommunicator, CollectivesAreCopies) {
   EXPECT_THROW(c.broadcast(data.data(), bytes, 1), Error);
 
   std::vector<float> f = {1.5f, -2.0f};
-  c.all_reduce_sum(f.data(), 2);
+  all_reduce_sum(c, cpu::default_backend(), f.data(), 2);
   EXPECT_EQ(f, (std::vector<float>{1.5f, -2.0f}));
   std::vector<double> d = {0.25, 3.0}, d_out(2);
-  c.reduce_scatter_sum(d.data(), d_out.data(), 2);
+  reduce_scatter_sum(c, cpu::default_backend(), d.data(), d_out.data(), 2);
   EXPECT_EQ(d_out, d);
   c.barrier();
 
@@ -192,7 +194,7 @@ TEST(SingleCommunicator, MutantCannotChangeAOneRankSum) {
   FaultScope fault(Fault::reduction_arrival_order);
   SingleCommunicator one;
   float x = 0.1f;
-  one.all_reduce_sum(&x, 1);
+  all_reduce_sum(one, cpu::default_backend(), &x, 1);
   EXPECT_EQ(x, 0.1f);
 }
 

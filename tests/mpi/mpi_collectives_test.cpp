@@ -7,6 +7,8 @@
 #include <cstring>
 #include <numeric>
 
+#include "backends/cpu/cpu_backend.hpp"
+#include "reference/parallel/reduce.hpp"
 #include "reference/core/error.hpp"
 #include "reference/core/faults.hpp"
 #include "reference/parallel/mpi_communicator.hpp"
@@ -179,7 +181,7 @@ void check_all_reduce() {
   Communicator& c = world();
   const int64_t n = 1000;
   std::vector<T> data = shard<T>(kSeed + 2, n, c.rank());
-  c.all_reduce_sum(data.data(), n);
+  all_reduce_sum(c, cpu::default_backend(), data.data(), n);
   // The result of every rank, to compare bits across ranks.
   const auto everyone = c.all_gather(data);
   int64_t order_matters = 0;
@@ -207,7 +209,7 @@ void check_reduce_scatter() {
   const int64_t per_rank = 37;
   const auto in = shard<T>(kSeed + 3, per_rank * c.size(), c.rank());
   std::vector<T> out(static_cast<size_t>(per_rank));
-  c.reduce_scatter_sum(in.data(), out.data(), per_rank);
+  reduce_scatter_sum(c, cpu::default_backend(), in.data(), out.data(), per_rank);
   for (int64_t i = 0; i < per_rank; ++i) {
     const T want = rank_ordered_sum<T>(kSeed + 3, c.rank() * per_rank + i, c.size());
     EXPECT_EQ(bits(out[static_cast<size_t>(i)]), bits(want)) << "element " << i;
@@ -228,13 +230,13 @@ TEST(MpiCommunicator, ArrivalOrderMutantChangesTheResultOnSomeRank) {
   for (int r = 1; r < c.size(); ++r) want = want + value(r);
 
   float correct = value(c.rank());
-  c.all_reduce_sum(&correct, 1);
+  all_reduce_sum(c, cpu::default_backend(), &correct, 1);
   float mutated = value(c.rank());
   std::vector<float> scatter_in(static_cast<size_t>(c.size()), value(c.rank())), scatter_out(1);
   {
     FaultScope fault(Fault::reduction_arrival_order);
-    c.all_reduce_sum(&mutated, 1);
-    c.reduce_scatter_sum(scatter_in.data(), scatter_out.data(), 1);
+    all_reduce_sum(c, cpu::default_backend(), &mutated, 1);
+    reduce_scatter_sum(c, cpu::default_backend(), scatter_in.data(), scatter_out.data(), 1);
   }
   const auto all_mutated = c.all_gather(std::vector<float>{mutated, scatter_out[0]});
   EXPECT_EQ(bits(correct), bits(want));

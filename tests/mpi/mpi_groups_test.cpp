@@ -2,6 +2,8 @@
 // exactly the world ranks make_layout lists, in that order, and reduces over them.
 #include <gtest/gtest.h>
 
+#include "backends/cpu/cpu_backend.hpp"
+#include "reference/parallel/reduce.hpp"
 #include "reference/parallel/groups.hpp"
 #include "tests/mpi/mpi_env.hpp"
 
@@ -50,7 +52,7 @@ TEST(MpiProcessGroups, ReductionsStayInsideTheGroup) {
     const uint64_t seed = 77 + static_cast<uint64_t>(k);
     std::vector<float> v(5);
     for (int64_t i = 0; i < 5; ++i) v[static_cast<size_t>(i)] = input<float>(seed, i, w.rank());
-    g.comm(k).all_reduce_sum(v.data(), 5);
+    all_reduce_sum(g.comm(k), cpu::default_backend(), v.data(), 5);
     for (int64_t i = 0; i < 5; ++i) {
       // Rank order inside the group is ascending world rank.
       float want = input<float>(seed, i, members[0]);

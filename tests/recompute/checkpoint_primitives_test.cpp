@@ -4,9 +4,10 @@
 // recompute sees exactly the forward's RNG states.
 #include <gtest/gtest.h>
 
+#include "backends/cpu/cpu_backend.hpp"
 #include "kernels/common/philox.hpp"
 #include "reference/core/faults.hpp"
-#include "reference/modules/runtime.hpp"
+#include "reference/runtime/runtime.hpp"
 #include "reference/recompute/checkpoint_function.hpp"
 #include "reference/recompute/checkpoint_state.hpp"
 #include "reference/recompute/output_discarding.hpp"
@@ -45,7 +46,7 @@ class NoisyScale final : public Region {
     return {y};
   }
   std::vector<Tensor> backward(SaveContext& ctx, const std::vector<Tensor>& dout) override {
-    const double f = ctx.load(1).data<double>()[0];
+    const double f = ctx.load("factor").data<double>()[0];
     Tensor dx = Tensor::empty(dout[0].shape(), DType::f64, rt_.place(), "dx");
     for (int64_t i = 0; i < dx.numel(); ++i) dx.data<double>()[i] = dout[0].data<double>()[i] * f;
     return {dx};
@@ -60,7 +61,7 @@ struct Fixture : ::testing::Test {
   std::unique_ptr<Runtime> rt;
   void SetUp() override {
     cfg.model.activation_dtype = DType::f64;
-    rt = std::make_unique<Runtime>(cfg);
+    rt = std::make_unique<Runtime>(cfg, cpu::default_backend());
     model_parallel_seed(rt->rng, 77, 0, 0, 0);
   }
   Tensor ones(int64_t n) {

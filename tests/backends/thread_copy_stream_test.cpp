@@ -1,20 +1,20 @@
-// Copy streams and the host pool: strict streams complete a copy only when it is
-// waited for (FIFO), a link model runs copies asynchronously, errors reach wait().
+// The CPU backend's copy streams: strict streams run a copy only when waited for, in
+// FIFO order; the link model runs them eagerly; errors reach wait(); an event can only
+// be waited on through the stream that recorded it.
 #include <gtest/gtest.h>
 
 #include <atomic>
 #include <chrono>
 #include <thread>
 
-#include "reference/offload/copy_stream.hpp"
-#include "reference/offload/host_pool.hpp"
+#include "backends/cpu/thread_copy_stream.hpp"
 #include "reference/core/error.hpp"
 
-namespace rcts {
+namespace rcts::cpu {
 namespace {
 
 TEST(CopyStream, StrictStreamRunsACopyOnlyWhenWaitedInFifoOrder) {
-  CopyStream s("d2h", LinkModel{});
+  ThreadCopyStream s("d2h", LinkModel{});
   std::atomic<int> order{0};
   int first = -1, second = -1;
   auto e1 = s.enqueue([&] { first = order++; }, 8);
@@ -30,30 +30,25 @@ TEST(CopyStream, StrictStreamRunsACopyOnlyWhenWaitedInFifoOrder) {
 }
 
 TEST(CopyStream, LinkModelRunsCopiesAsynchronously) {
-  CopyStream s("h2d", LinkModel{1e9, 1e-4});
+  ThreadCopyStream s("h2d", LinkModel{1e9, 1e-4});
   auto e = s.enqueue([] {}, 1000);
   for (int i = 0; i < 1000 && !e->done(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(1));
   EXPECT_TRUE(e->done()) << "with a link model the worker copies without being waited for";
 }
 
 TEST(CopyStream, ErrorsInsideACopyReachWait) {
-  CopyStream s("d2h", LinkModel{});
+  ThreadCopyStream s("d2h", LinkModel{});
   auto e = s.enqueue([] { throw Error("copy read a released storage"); }, 4);
   EXPECT_THROW(s.wait(e), Error);
 }
 
-TEST(HostPool, ReusesBuffersByShapeAndDtype) {
-  MemoryTracker m;
-  HostPool pool(m);
-  Tensor a = pool.acquire({64}, DType::u8, "a");
-  EXPECT_EQ(m.category(Domain::host_pinned, Category::offload_buffer).current, 64);
-  pool.release(a);
-  Tensor b = pool.acquire({64}, DType::u8, "b");
-  EXPECT_EQ(b.storage(), a.storage()) << "a released buffer of the same key is reused";
-  Tensor c = pool.acquire({32}, DType::u8, "c");
-  EXPECT_NE(c.storage(), a.storage());
-  EXPECT_EQ(pool.allocations(), 2);
+TEST(CopyStream, AnEventIsWaitedOnThroughItsOwnStream) {
+  ThreadCopyStream a("d2h", LinkModel{}), b("h2d", LinkModel{});
+  auto e = a.enqueue([] {}, 1);
+  EXPECT_THROW(b.wait(e), std::invalid_argument);
+  a.wait(e);
+  EXPECT_TRUE(e->done());
 }
 
 }  // namespace
-}  // namespace rcts
+}  // namespace rcts::cpu

@@ -1,6 +1,8 @@
-// Runtime: what a simulated rank runs with — its memory tracker, RNG (host, device
-// default, tracker), module counters and the dropout-mask log. Modules hold a
-// reference to it; one Runtime per run (and per rank).
+// Runtime: what a simulated rank runs with — its backend (ops, memory, streams), memory
+// tracker, op workspace, RNG (host, device default, tracker), module counters, the
+// dropout-mask log and its process groups. Modules hold a reference to it; one Runtime
+// per run (and per rank). Modules reach numbers only through rt.ops<T>() and the
+// helpers below (docs/design.md §11).
 #pragma once
 #include <cstdint>
 #include <map>
@@ -8,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "reference/backend/backend.hpp"
 #include "reference/config/config.hpp"
 #include "reference/core/save_context.hpp"
 #include "reference/core/tensor.hpp"
@@ -52,9 +55,10 @@ struct MaskRecord {
 
 struct Runtime {
   Config config;
+  Backend& backend;
   MemoryTracker memory;
   // Op-internal scratch, pooled across ops and accounted as device `workspace`.
-  Workspace workspace{&memory, Domain::device};
+  Workspace workspace{&memory, Domain::device, backend.memory()};
   Rng rng;
   Counters counters;
   SaveLog save_log;
@@ -75,23 +79,32 @@ struct Runtime {
   // Activation offload (fine-grained or layer-level); null when off.
   std::unique_ptr<OffloadManager> offload;
 
-  explicit Runtime(Config c) : config(std::move(c)) {
+  Runtime(Config c, Backend& b) : config(std::move(c)), backend(b) {
     if (config.offload.fine_grained_activation_offloading || config.offload.cpu_offloading)
-      offload = std::make_unique<OffloadManager>(memory, config);
+      offload = std::make_unique<OffloadManager>(memory, config, backend);
   }
   Runtime(const Runtime&) = delete;
   Runtime& operator=(const Runtime&) = delete;
 
+  template <typename T> Ops<T>& ops() { return backend.ops<T>(); }
+
   DType act_dtype() const { return config.model.activation_dtype; }
   DType param_dtype() const { return config.param_dtype(); }
   bool training() const { return config.run.training; }
-  Placement place(Category c = Category::activation) { return {&memory, Domain::device, c}; }
+  Placement place(Category c = Category::activation) { return {&memory, Domain::device, c, &backend.memory()}; }
   // A new activation tensor (op output) in the activation dtype on the device domain.
   // Not zero-filled: every op writes its whole output (the determinism tests and
   // goldens would see any read of stale bytes).
   Tensor activation(const Shape& shape, std::string name) {
     return Tensor::uninitialized(shape, act_dtype(), place(), std::move(name));
   }
+  // `t` itself when the host can read it, else a host copy (for host-side bookkeeping:
+  // the MoE dispatch plan reads top-k indices, the mask log digests masks).
+  Tensor host_readable(const Tensor& t) const { return t.host_accessible() ? t : t.clone(host_placement()); }
+
+  // Sums over a process group in rank order on this runtime's backend (reduce.hpp).
+  template <typename T> void all_reduce_sum(Communicator& group, T* data, int64_t n);
+  template <typename T> void reduce_scatter_sum(Communicator& group, const T* in, T* out, int64_t n_per_rank);
 };
 
 uint64_t fnv1a64(const void* data, size_t n);

@@ -1,10 +1,12 @@
 // Compute-type dispatch: ops compute in f32 (f64 in gradcheck runs, when
-// activations are f64) and round their outputs to the activation dtype.
+// activations are f64) and round their outputs to the activation dtype. ComputeIn /
+// ComputeOut give an op compute-type pointers for its tensors, converting through the
+// backend (Backend::convert) only where the tensor holds another dtype.
 #pragma once
 #include <vector>
 
 #include "reference/core/tensor.hpp"
-#include "reference/core/workspace.hpp"
+#include "reference/runtime/runtime.hpp"
 
 namespace rcts {
 
@@ -26,12 +28,12 @@ namespace rcts {
 // a copy per operand on the hot path; the values are identical either way.
 template <typename T> class ComputeIn {
  public:
-  ComputeIn(Workspace& ws, const Tensor& t) : n_(static_cast<size_t>(t.numel())) {
+  ComputeIn(Runtime& rt, const Tensor& t) : n_(static_cast<size_t>(t.numel())) {
     if (t.dtype() == dtype_of<T>()) {
       p_ = t.data<T>();
     } else {
-      copy_ = ws.take<T>(n_);
-      load(t, copy_.data());
+      copy_ = rt.workspace.take<T>(n_);
+      rt.backend.convert(copy_.data(), dtype_of<T>(), t.bytes(), t.dtype(), t.numel());
       p_ = copy_.data();
     }
   }
@@ -49,11 +51,11 @@ template <typename T> class ComputeIn {
 // holds T, else into workspace scratch that commit() rounds into the tensor.
 template <typename T> class ComputeOut {
  public:
-  ComputeOut(Workspace& ws, Tensor& t) : t_(t), n_(static_cast<size_t>(t.numel())) {
+  ComputeOut(Runtime& rt, Tensor& t) : rt_(rt), t_(t), n_(static_cast<size_t>(t.numel())) {
     if (t.dtype() == dtype_of<T>()) {
       p_ = t.data<T>();
     } else {
-      copy_ = ws.take<T>(n_);
+      copy_ = rt.workspace.take<T>(n_);
       p_ = copy_.data();
     }
   }
@@ -61,10 +63,11 @@ template <typename T> class ComputeOut {
   size_t size() const { return n_; }
   T& operator[](size_t i) { return p_[i]; }
   void commit() {
-    if (copy_.size() != 0) store(t_, copy_.data());
+    if (copy_.size() != 0) rt_.backend.convert(t_.bytes(), t_.dtype(), copy_.data(), dtype_of<T>(), t_.numel());
   }
 
  private:
+  Runtime& rt_;
   Tensor& t_;
   Workspace::Buffer<T> copy_;
   T* p_ = nullptr;

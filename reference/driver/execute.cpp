@@ -1,16 +1,18 @@
-#include "reference/modules/execute.hpp"
+#include "reference/driver/execute.hpp"
 
 namespace rcts {
 
 namespace {
-Tensor keep(const Tensor& t) { return t.defined() ? t.clone(Placement{nullptr, Domain::host, Category::activation}) : t; }
+// A host copy that outlives the run's tracker and backend memory.
+Tensor keep(const Tensor& t) { return t.defined() ? t.clone(host_placement()) : t; }
 }  // namespace
 
-RunRecord execute(const Config& config, RankCoords coords, const ProcessGroups* groups) {
+RunRecord execute(const Config& config, Backend& backend, RankCoords coords, const ProcessGroups* groups) {
   RunRecord rec;
   rec.config = config;
+  rec.backend = backend.name();
   rec.coords = coords;
-  Runtime rt(config);
+  Runtime rt(config, backend);
   if (groups) {
     rt.tp_group = &groups->tp();
     rt.dp_group = &groups->dp();
@@ -31,12 +33,16 @@ RunRecord execute(const Config& config, RankCoords coords, const ProcessGroups* 
       zero_grads(params);
       for (int mb = 0; mb < run.micro_batches; ++mb) {
         const size_t log_before = rt.save_log.records().size();
-        MicroBatchResult r = model.forward_backward(step, mb);
+        MicroBatch m = model.start(step, mb);
+        model.forward(m);
+        model.loss(m);
+        model.backward(m);
+        const MicroBatchResult& r = m.result;
         if (step == 0 && mb == 0)
           rec.saves.assign(rt.save_log.records().begin() + static_cast<std::ptrdiff_t>(log_before),
                            rt.save_log.records().end());
         rec.losses.push_back(r.loss);
-        rec.inputs.push_back(keep(model.make_input(step, mb)));
+        rec.inputs.push_back(keep(m.input));
         rec.outputs.push_back(keep(r.output));
         rec.input_grads.push_back(keep(r.input_grad));
         rec.rng_after.push_back(r.rng_after);

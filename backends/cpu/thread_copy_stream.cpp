@@ -1,19 +1,20 @@
-#include "reference/offload/copy_stream.hpp"
+#include "backends/cpu/thread_copy_stream.hpp"
 
 #include <chrono>
+#include <stdexcept>
 
-namespace rcts {
+namespace rcts::cpu {
 
-bool Event::done() const {
+bool ThreadEvent::done() const {
   std::lock_guard lock(mu_);
   return done_;
 }
 
-CopyStream::CopyStream(std::string name, LinkModel link) : name_(std::move(name)), link_(link) {
+ThreadCopyStream::ThreadCopyStream(std::string name, LinkModel link) : name_(std::move(name)), link_(link) {
   worker_ = std::thread([this] { run(); });
 }
 
-CopyStream::~CopyStream() {
+ThreadCopyStream::~ThreadCopyStream() {
   {
     std::lock_guard lock(mu_);
     stop_ = true;
@@ -23,18 +24,22 @@ CopyStream::~CopyStream() {
   worker_.join();
 }
 
-std::shared_ptr<Event> CopyStream::enqueue(std::function<void()> op, int64_t bytes) {
-  auto e = std::make_shared<Event>();
+std::shared_ptr<Event> ThreadCopyStream::enqueue(std::function<void()> op, int64_t bytes) {
+  auto e = std::make_shared<ThreadEvent>();
   {
     std::lock_guard lock(mu_);
     e->seq_ = next_seq_++;
+    e->owner_ = this;
     queue_.push_back({std::move(op), bytes, e});
   }
   cv_.notify_all();
   return e;
 }
 
-void CopyStream::wait(const std::shared_ptr<Event>& e) {
+void ThreadCopyStream::wait(const std::shared_ptr<Event>& event) {
+  auto e = std::dynamic_pointer_cast<ThreadEvent>(event);
+  if (!e || e->owner_ != this)
+    throw std::invalid_argument("copy stream '" + name_ + "': waited on an event another stream recorded");
   const auto t0 = std::chrono::steady_clock::now();
   {
     std::unique_lock lock(mu_);
@@ -48,7 +53,7 @@ void CopyStream::wait(const std::shared_ptr<Event>& e) {
   if (e->error_) std::rethrow_exception(e->error_);
 }
 
-void CopyStream::run() {
+void ThreadCopyStream::run() {
   for (;;) {
     Op op;
     {
@@ -87,4 +92,4 @@ void CopyStream::run() {
   }
 }
 
-}  // namespace rcts
+}  // namespace rcts::cpu

@@ -1,6 +1,7 @@
-#include "reference/modules/runtime.hpp"
+#include "reference/runtime/runtime.hpp"
 
 #include "reference/core/faults.hpp"
+#include "reference/parallel/reduce.hpp"
 #include "reference/recompute/checkpoint_state.hpp"
 
 namespace rcts {
@@ -21,6 +22,17 @@ void Runtime::add_side_effect(const std::string& key, double value) {
   if (is_recomputing() && !fault_on(Fault::side_effect_twice)) return;
   side_effects[key] += value;
 }
+
+template <typename T> void Runtime::all_reduce_sum(Communicator& group, T* data, int64_t n) {
+  rcts::all_reduce_sum(group, backend, data, n);
+}
+template <typename T> void Runtime::reduce_scatter_sum(Communicator& group, const T* in, T* out, int64_t n_per_rank) {
+  rcts::reduce_scatter_sum(group, backend, in, out, n_per_rank);
+}
+template void Runtime::all_reduce_sum<float>(Communicator&, float*, int64_t);
+template void Runtime::all_reduce_sum<double>(Communicator&, double*, int64_t);
+template void Runtime::reduce_scatter_sum<float>(Communicator&, const float*, float*, int64_t);
+template void Runtime::reduce_scatter_sum<double>(Communicator&, const double*, double*, int64_t);
 
 uint64_t fnv1a64(const void* data, size_t n) {
   const auto* p = static_cast<const unsigned char*>(data);

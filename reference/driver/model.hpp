@@ -1,10 +1,14 @@
 // The model a case runs: inputs -> TransformerBlock -> scalar loss, over
-// `steps` × `micro_batches` (DESIGN §4, §7). Inputs and loss targets come from
-// counter streams keyed by (seed, step, micro-batch), so every variant of a case
+// `steps` x `micro_batches` (docs/design.md §4, §7). Inputs and loss targets come
+// from counter streams keyed by (seed, step, micro-batch), so every variant of a case
 // sees the same data. The loss is 0.5 * mean((y - target)^2) in the compute type,
 // summed in index order. Gradients accumulate over the micro-batches of a step;
 // between steps a fixed SGD update (w -= 2^-6 * g, exact in any order) changes the
 // weights so later steps are not copies of the first.
+//
+// One micro-batch is three separate steps on its own MicroBatch state — forward,
+// loss, backward — each micro-batch with its own save-context root, so a schedule
+// may hold several micro-batches between their forward and their backward.
 #pragma once
 #include <memory>
 #include <vector>
@@ -28,21 +32,34 @@ struct MicroBatchResult {
   int64_t host_resident_after_forward = 0;
 };
 
-struct RunResult {
-  std::vector<MicroBatchResult> micro_batches;
-  std::vector<Parameter*> params;  // final values and the last step's accumulated grads
+// A micro-batch between its steps: its data, what its forward saved, its loss gradient.
+struct MicroBatch {
+  MicroBatch(int step, int micro_batch, SaveLog* log, bool training);
+  SaveContext root;      // everything the block's forward saved for this micro-batch
+  Tensor input;          // (tokens, h) full sequence
+  Tensor target;         // (tokens, h)
+  Tensor block_output;   // this rank's shard under sequence parallelism
+  Tensor loss_grad;      // d loss / d output (full sequence)
+  int64_t peak_base = 0; // saved bytes held when the micro-batch started
+  MicroBatchResult result;
 };
 
 class GptModel {
  public:
   explicit GptModel(Runtime& rt);
-  RunResult run();
+
+  // The three steps of a micro-batch.
+  MicroBatch start(int step, int mb);
+  void forward(MicroBatch& m);
+  void loss(MicroBatch& m);
+  void backward(MicroBatch& m);  // ends the micro-batch (in eval there is nothing to differentiate)
+  // start, forward, loss and (in training) backward.
+  MicroBatchResult run_micro_batch(int step, int mb);
+
   // After a step's micro-batches: reduce sequence-parallel gradients over TP.
   void finish_step();
   // Between steps: w -= 2^-6 * grad (a power-of-two rate: the product is exact).
   void sgd_step();
-  // One forward (and backward in training) on micro-batch `mb` of step `step`.
-  MicroBatchResult forward_backward(int step, int mb);
   std::vector<Parameter*> parameters();
   TransformerBlock& block() { return block_; }
   Tensor make_input(int step, int mb);

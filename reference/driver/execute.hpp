@@ -1,19 +1,19 @@
-// execute(): run one configuration end to end on a fresh Runtime and keep
-// everything the checks compare — losses, outputs, input and parameter gradients,
-// parameters, RNG states after every micro-batch, the dropout-mask log, module
-// counters, side effects, saved bytes per layer and memory peaks. Tensors are
-// copied out of the run's tracked memory, so the record outlives the Runtime.
+// execute(): run one configuration end to end on a fresh Runtime over a backend and
+// keep everything the checks compare — losses, inputs, outputs, input and parameter
+// gradients, parameters, RNG states after every micro-batch, the dropout-mask log,
+// module counters, side effects, saved bytes per layer and memory peaks. Tensors are
+// copied out of the run's tracked (device) memory into host memory, so the record
+// outlives the Runtime and the harness can read it on any backend.
 #pragma once
 #include <map>
 #include <optional>
 #include <string>
 #include <vector>
 
-#include "reference/modules/model.hpp"
+#include "reference/driver/model.hpp"
 #include "reference/parallel/groups.hpp"
 
 namespace rcts {
-
 
 struct NamedTensor {
   std::string name;
@@ -22,6 +22,7 @@ struct NamedTensor {
 
 struct RunRecord {
   Config config;
+  std::string backend;                         // Backend::name() of the run
   RankCoords coords;
   std::vector<Segment> plan;
   RngStates rng_initial;
@@ -45,6 +46,7 @@ struct RunRecord {
 
 // `coords` are the rank coordinates the RNG is seeded for; `groups` (optional) are
 // this rank's process groups in a multi-rank run (the world of one otherwise).
-RunRecord execute(const Config& config, RankCoords coords = {}, const ProcessGroups* groups = nullptr);
+RunRecord execute(const Config& config, Backend& backend, RankCoords coords = {},
+                  const ProcessGroups* groups = nullptr);
 
 }  // namespace rcts

@@ -1,0 +1,41 @@
+#include "backends/registry.hpp"
+
+#include "backends/cpu/cpu_backend.hpp"
+#include "reference/core/error.hpp"
+
+namespace rcts {
+
+const std::vector<BackendEntry>& registered_backends() {
+  static const std::vector<BackendEntry> entries = {
+      {"cpu", "the reference: kernels/cpu on the widest instruction-set paths", "cpu", [] { return std::string(); },
+       [] { return cpu::make_cpu_backend(); }},
+      {"cpu-scalar", "kernels/cpu pinned to the portable GEMM and scalar element-wise loops (the CPU's bits)", "cpu",
+       [] { return std::string(); }, [] { return cpu::make_cpu_scalar_backend(); }},
+      {"cuda", "CUDA exact tier (the CPU's bits on the GPU)", "cpu",
+       [] { return std::string("not built: the CUDA backend is not written yet"); },
+       []() -> std::unique_ptr<Backend> { throw Error("the CUDA backend is not built"); }},
+  };
+  return entries;
+}
+
+const BackendEntry* find_backend(const std::string& name) {
+  for (const auto& e : registered_backends())
+    if (e.name == name) return &e;
+  return nullptr;
+}
+
+std::string backend_names() {
+  std::string s;
+  for (const auto& e : registered_backends()) s += (s.empty() ? "" : ", ") + e.name;
+  return s;
+}
+
+std::unique_ptr<Backend> make_backend(const std::string& name) {
+  const BackendEntry* e = find_backend(name);
+  if (!e) throw Error("unknown backend '" + name + "' (known: " + backend_names() + ")");
+  if (const std::string why = e->unavailable(); !why.empty())
+    throw Error("backend '" + name + "' cannot run here: " + why);
+  return e->make();
+}
+
+}  // namespace rcts
