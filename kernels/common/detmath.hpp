@@ -65,13 +65,7 @@
 #include <cstring>
 #include <type_traits>
 
-#ifndef RCTS_HD
-#if defined(__CUDACC__)
-#define RCTS_HD __host__ __device__
-#else
-#define RCTS_HD
-#endif
-#endif
+#include "kernels/common/host_device.hpp"
 
 #if !defined(__CUDA_ARCH__) && defined(FLT_EVAL_METHOD)
 static_assert(FLT_EVAL_METHOD == 0, "detmath needs float/double evaluated in their own precision");
@@ -80,42 +74,10 @@ static_assert(FLT_EVAL_METHOD == 0, "detmath needs float/double evaluated in the
 namespace rcts::detmath {
 namespace detail {
 
-RCTS_HD inline uint64_t to_bits(double x) {
-#if defined(__CUDA_ARCH__)
-  return static_cast<uint64_t>(__double_as_longlong(x));
-#else
-  uint64_t u;
-  std::memcpy(&u, &x, sizeof u);
-  return u;
-#endif
-}
-RCTS_HD inline uint32_t to_bits(float x) {
-#if defined(__CUDA_ARCH__)
-  return __float_as_uint(x);
-#else
-  uint32_t u;
-  std::memcpy(&u, &x, sizeof u);
-  return u;
-#endif
-}
-RCTS_HD inline double double_from_bits(uint64_t u) {
-#if defined(__CUDA_ARCH__)
-  return __longlong_as_double(static_cast<long long>(u));
-#else
-  double x;
-  std::memcpy(&x, &u, sizeof x);
-  return x;
-#endif
-}
-RCTS_HD inline float float_from_bits(uint32_t u) {
-#if defined(__CUDA_ARCH__)
-  return __uint_as_float(u);
-#else
-  float x;
-  std::memcpy(&x, &u, sizeof x);
-  return x;
-#endif
-}
+RCTS_HD inline uint64_t to_bits(double x) { return hd::bits(x); }
+RCTS_HD inline uint32_t to_bits(float x) { return hd::bits(x); }
+RCTS_HD inline double double_from_bits(uint64_t u) { return hd::double_of(u); }
+RCTS_HD inline float float_from_bits(uint32_t u) { return hd::float_of(u); }
 
 RCTS_HD inline double inf(double) { return double_from_bits(0x7ff0000000000000ull); }
 RCTS_HD inline float inf(float) { return float_from_bits(0x7f800000u); }

@@ -1,5 +1,5 @@
 // Linear: y = x W^T + b with the full W (out, in). Saves its input. The GEMM order is
-// the kernel's documented contract (kernels/cpu/gemm.hpp); the bias is added after
+// the backend's documented GEMM order (design §2); the bias is added after
 // the product (after the TP reduction for row-parallel layers), then the result is
 // rounded once to the activation dtype.
 //

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "reference/modules/parameter.hpp"
+#include "reference/runtime/parameter.hpp"
 #include "reference/recompute/region.hpp"
 
 namespace rcts {

@@ -24,7 +24,7 @@
 // rounded once to the activation dtype:
 //   A = X W1_j^T, G = act(A), G' = dropout(G), Y = sum_ETP(G' W2_j^T)
 //   dG' = dY W2_j, dW2_j += dY^T G', dA = act'(dG'), dX = sum_ETP(dA W1_j),
-//   dW1_j += dA^T X                           (all GEMMs by kernels/cpu/gemm.hpp)
+//   dW1_j += dA^T X                           (GEMMs in the order of design §2)
 //
 // Grouped GEMM (model.moe_grouped_gemm): fc1/act/fc2 run once over the concatenated
 // rows of all local experts (per-expert GEMMs over contiguous row ranges in expert

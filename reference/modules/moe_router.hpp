@@ -4,9 +4,9 @@
 // W (E, h), replicated on every rank (name-keyed init "<moe>.router.weight", so every
 // rank, layout and backend holds the same values):
 //   logits = x W^T            in the compute type (f32; f64 in gradcheck runs), by the
-//                             GEMM's documented order (kernels/cpu/gemm.hpp)
+//                             GEMM's documented order (design §2)
 // (the arithmetic below is the backend's: Ops::row_softmax_*, topk_select, aux_loss,
-// topk_scatter; the CPU kernels are kernels/cpu/moe.hpp)
+// topk_scatter, whose CPU definitions are the kernels' headers)
 //   probs  = softmax(logits)  per token over the experts: m = max_e logits (scanned in
 //                             expert order from e = 0), z_e = detmath::exp(l_e - m),
 //                             Z = sum_e z_e (from 0, expert order), p_e = z_e / Z

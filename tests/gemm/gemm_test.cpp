@@ -277,5 +277,47 @@ TEST(GemmApi, RejectsBadArguments) {
   EXPECT_NO_THROW(gemm<float>(Trans::N, Trans::N, 0, 3, 2, nullptr, 2, nullptr, 3, nullptr, 3, false));
 }
 
+// A batch is `batch` independent products: each equals one gemm() call on its operands,
+// on every path, whether the batch runs threaded (large) or on one thread (small), and
+// an explicit path argument overrides the process-wide setting for that call.
+TEST(GemmBatched, EachProductEqualsItsOwnGemmOnEveryPath) {
+  for (const auto& [M, N, K, batch] : {std::tuple<int64_t, int64_t, int64_t, int64_t>{3, 5, 7, 4},
+                                       {33, 17, 300, 6}, {64, 64, 64, 2}, {5, 3, 2, 1}}) {
+    Rng rng{static_cast<uint64_t>(M * 1000 + batch)};
+    Mat<float> a(batch * M, K, 0, rng), b(batch * N, K, 0, rng), c(batch * M, N, 0, rng);
+    for (GemmPath p : float_paths()) {
+      std::vector<float> want = c.v, got = c.v;
+      for (int64_t i = 0; i < batch; ++i)
+        gemm<float>(Trans::N, Trans::T, M, N, K, a.data() + i * M * K, K, b.data() + i * N * K, K,
+                    want.data() + i * M * N, N, true, p);
+      gemm_batched<float>(Trans::N, Trans::T, M, N, K, a.data(), K, M * K, b.data(), K, N * K, got.data(), N, M * N,
+                          batch, true, p);
+      EXPECT_TRUE(gemm_test::same_bits(want, got, N, std::string(path_name(p)) + " batched"));
+    }
+  }
+}
+
+TEST(GemmApi, ExplicitPathOverridesTheProcessSettingForOneCall) {
+  PathGuard guard;
+  Rng rng{5};
+  Mat<float> a(17, 300, 0, rng), b(300, 33, 0, rng);
+  std::vector<float> portable(17 * 33), forced(17 * 33);
+  set_gemm_path(GemmPath::portable);
+  gemm<float>(Trans::N, Trans::N, 17, 33, 300, a.data(), 300, b.data(), 33, portable.data(), 33, false);
+  for (GemmPath p : float_paths()) {
+    gemm<float>(Trans::N, Trans::N, 17, 33, 300, a.data(), 300, b.data(), 33, forced.data(), 33, false, p);
+    EXPECT_TRUE(gemm_test::same_bits(portable, forced, 33, path_name(p)));
+  }
+  EXPECT_EQ(active_gemm_path(), GemmPath::portable) << "a per-call path must not change the process setting";
+  if (!gemm_avx512_supported()) {
+    EXPECT_THROW(gemm<float>(Trans::N, Trans::N, 1, 1, 1, a.data(), 300, b.data(), 33, forced.data(), 33, false,
+                             GemmPath::avx512),
+                 std::runtime_error);
+  }
+  EXPECT_THROW(gemm_batched<float>(Trans::N, Trans::N, 1, 1, 1, a.data(), 1, 1, b.data(), 1, 1, forced.data(), 1, 1,
+                                   -1, false),
+               std::invalid_argument);
+}
+
 }  // namespace
 }  // namespace rcts::cpu

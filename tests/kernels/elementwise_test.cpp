@@ -52,6 +52,25 @@ TEST(CpuElementwise, BiasAddAndBackward) {
   }
 }
 
+// The ordered rank sum: blocks added left to right in the given order. With 1e8 (ulp 8)
+// and two 4s, (1e8 + 4) + 4 = 1e8 (ties to even twice) but (4 + 4) + 1e8 = 1e8 + 8.
+TEST(CpuElementwise, SumBlocksAddsInTheGivenOrder) {
+  const std::vector<float> blocks = {1e8f, 2.0f, 4.0f, -1.0f, 4.0f, 0.5f};  // 3 ranks x 2
+  std::vector<float> out(2);
+  const int rank_order[3] = {0, 1, 2};
+  sum_blocks(out.data(), blocks.data(), 2, rank_order, 3);
+  EXPECT_EQ(out[0], 1e8f);
+  EXPECT_EQ(out[1], (2.0f + -1.0f) + 0.5f);
+  const int rotated[3] = {1, 2, 0};
+  sum_blocks(out.data(), blocks.data(), 2, rotated, 3);
+  EXPECT_EQ(out[0], 1e8f + 8.0f);
+  std::vector<double> one(2);
+  const std::vector<double> single = {3.0, 4.0};
+  const int first[1] = {0};
+  sum_blocks(one.data(), single.data(), 2, first, 1);
+  EXPECT_EQ(one, single);
+}
+
 TEST(CpuElementwise, BitsIndependentOfThreadCount) {
   const int64_t N = 300, C = 257;
   Rng rng(3);

@@ -1,4 +1,4 @@
-#include "reference/modules/parameter.hpp"
+#include "reference/runtime/parameter.hpp"
 
 #include <cmath>
 #include <cstring>
