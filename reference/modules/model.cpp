@@ -1,5 +1,7 @@
 #include "reference/modules/model.hpp"
 
+#include <optional>
+
 #include "reference/core/faults.hpp"
 #include "reference/modules/compute.hpp"
 #include "reference/modules/tensor_parallel.hpp"
@@ -41,6 +43,8 @@ MicroBatchResult GptModel::forward_backward(int step, int mb) {
   r.step = step;
   r.micro_batch = mb;
   rt_.micro_batch = mb;
+  std::optional<ForkRng> replay;
+  if (fault_on(Fault::rng_replayed_per_micro_batch)) replay.emplace(rt_.rng);
   const bool training = rt_.training();
   rt_.memory.reset_peaks();
   const auto peak_base = saved_bytes_now(rt_.memory);
