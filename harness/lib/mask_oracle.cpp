@@ -6,6 +6,7 @@
 #include <map>
 
 #include "reference/core/error.hpp"
+#include "reference/modules/execute.hpp"
 
 namespace rcts::harness::mask_oracle {
 

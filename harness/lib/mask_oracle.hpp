@@ -21,7 +21,9 @@
 #include <string>
 #include <vector>
 
-#include "reference/modules/execute.hpp"
+namespace rcts {
+struct RunRecord;  // reference/modules/execute.hpp
+}
 
 namespace rcts::harness::mask_oracle {
 
@@ -32,7 +34,8 @@ Words philox4x32_10(Words counter, std::array<uint32_t, 2> key);
 // The rcts stream layout: key = seed (low word first), counter = (index lo, index hi, 0, 0).
 Words stream_block(uint64_t seed, uint64_t index);
 
-// floor(p * 2^24 + 1/2), computed exactly (integer arithmetic on p's bits). p in [0, 1].
+// floor(p * 2^24 + 1/2), computed exactly (integer arithmetic on p's bits). p outside
+// [0, 1] (or NaN): rcts::Error naming the value.
 uint32_t keep_threshold(double p);
 // Blocks a draw over n elements consumes: ceil(n / 4).
 uint64_t blocks_for(int64_t n);

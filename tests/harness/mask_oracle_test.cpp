@@ -11,6 +11,8 @@
 #include <cstdio>
 #include <string>
 
+#include "reference/core/error.hpp"
+
 namespace rcts::harness::mask_oracle {
 namespace {
 
