@@ -17,8 +17,10 @@ CheckResult check_bitwise(const RunRecord& base, const RunRecord& run, const std
 // seeds equal DESIGN §5's formula for the run's rank coordinates.
 CheckResult check_rng(const RunRecord& base, const RunRecord& run, const std::string& label);
 // Every mask was drawn with the expected seed for its stream, regenerates from its
-// (seed, offset) under the dropout rule, recompute draws equal the forward's, and
-// the forward draws equal the baseline's.
+// (seed, offset) under the harness's own Philox and dropout rule (mask_oracle.hpp),
+// every stream is drawn contiguously from block 0 and ends where the generator
+// stands, recompute draws replay their forward, and the forward draws equal the
+// baseline's.
 CheckResult check_masks(const RunRecord& base, const RunRecord& run, const std::string& label);
 CheckResult check_memory(const MemoryExpect& expect, const RunRecord& base, const RunRecord& run,
                          const std::string& label);

@@ -13,7 +13,7 @@
 #include "harness/lib/npy.hpp"
 #include "harness/lib/ranks.hpp"
 #include "harness/lib/version.hpp"
-#include "kernels/cpu/dropout.hpp"
+#include "harness/lib/mask_oracle.hpp"
 #include "reference/config/config_json.hpp"
 #include "reference/config/validate.hpp"
 #include "reference/core/faults.hpp"
@@ -67,9 +67,9 @@ void dump_run(DumpWriter& w, const RunRecord& r, const std::string& run_label) {
   }
   int k = 0;
   for (const auto& m : r.masks) {
-    Tensor t = Tensor::empty({m.numel}, DType::u8, {nullptr, Domain::host, Category::activation},
-                             m.site + ".mask" + (m.recompute ? ".recompute" : ""));
-    cpu::dropout_mask(t.data<uint8_t>(), m.numel, m.p, m.seed, m.offset);
+    Tensor t = Tensor::empty({m.numel}, DType::u8, host_placement(), m.site + ".mask" + (m.recompute ? ".recompute" : ""));
+    const std::vector<uint8_t> bytes = mask_oracle::dropout_mask(m.seed, m.offset, m.p, m.numel);
+    t.write_from_host(bytes.data());
     w.add(t, "mask", run_label + ".mb" + std::to_string(m.micro_batch) + ".draw" + std::to_string(k++));
   }
 }

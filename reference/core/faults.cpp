@@ -47,6 +47,10 @@ const std::vector<FaultInfo>& all_faults() {
        "offload: saved views deduplicated by storage alone, merging distinct views (ms-swift #10157)"},
       {Fault::moe_act_commit_before_fc2, "moe_act_commit_before_fc2",
        "offload: the moe_act group is committed before fc2, so its reload comes after moe_act's recompute"},
+      {Fault::fork_no_write_back, "fork_no_write_back",
+       "a tracker fork leaves without storing the advanced state back: every fork of a stream redraws its blocks"},
+      {Fault::rng_replayed_per_micro_batch, "rng_replayed_per_micro_batch",
+       "every micro-batch runs inside a fork_rng scope: each one redraws the previous micro-batch's masks"},
   };
   return list;
 }

@@ -30,6 +30,8 @@ enum class Fault {
   offload_wrong_group,       // offload: prefetch picks the group by layer index, not group position (TE #1959)
   offload_dedup_by_storage,  // offload: saved views deduplicated by storage alone (ms-swift #10157)
   moe_act_commit_before_fc2, // offload: the moe_act group is committed before fc2 (not after)
+  fork_no_write_back,        // a tracker fork leaves without storing its advanced state back
+  rng_replayed_per_micro_batch,  // all RNG states restored after every micro-batch (fork_rng around the step)
 };
 
 struct FaultInfo {

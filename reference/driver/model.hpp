@@ -42,6 +42,8 @@ struct MicroBatch {
   Tensor loss_grad;      // d loss / d output (full sequence)
   int64_t peak_base = 0; // saved bytes held when the micro-batch started
   MicroBatchResult result;
+  // Mutant rng_replayed_per_micro_batch: all RNG states restored when the micro-batch ends.
+  std::unique_ptr<ForkRng> replay;
 };
 
 class GptModel {

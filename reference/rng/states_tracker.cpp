@@ -5,6 +5,7 @@
 #include <cstdlib>
 
 #include "reference/core/error.hpp"
+#include "reference/core/faults.hpp"
 
 namespace rcts {
 
@@ -69,7 +70,8 @@ RngStatesTracker::Fork::~Fork() {
   Generator& live = *tracker_.live_;
   // Store the advanced state. If reset()/set_states() removed the slot meanwhile, the
   // state is dropped: re-inserting could allocate, and the name is gone on purpose.
-  if (auto it = tracker_.states_.find(name_); it != tracker_.states_.end()) it->second = live.state();
+  if (auto it = tracker_.states_.find(name_); it != tracker_.states_.end() && !fault_on(Fault::fork_no_write_back))
+    it->second = live.state();
   active.pop_back();
   // Back to the enclosing fork's (possibly just updated) slot, else to the state the
   // live generator had before this fork.
