@@ -1,4 +1,4 @@
-// rcts: the command line of the conformance suite (DESIGN §10).
+// rcts: the command line of the conformance suite (design §10).
 //   rcts run [paths] [--filter GLOB] [--json F] [--junit F] [--dump DIR] [--mutant NAME]
 //   rcts list | explain CASE | memory | regen-golden | mutants | block
 // Exit status: 0 when everything asked for passed, 1 on any failure, 2 on bad usage.

@@ -1,4 +1,4 @@
-// Case files (DESIGN §10, schema in cases/README.md): one JSON file per case. A case
+// Case files (design §10, schema in cases/README.md): one JSON file per case. A case
 // names a base config, the variants to compare with it, and what to expect. Parsing
 // is strict: unknown keys, wrong types and out-of-range values are errors naming
 // the file, the JSON path and the value.

@@ -114,7 +114,7 @@ CheckResult check_rng(const RunRecord& base, const RunRecord& run, const std::st
     const uint64_t want = expected_stream_seed(stream, run.config.run.seed, run.coords);
     if (it == tracker.end()) return fail(kind, label + ": tracker has no '" + stream + "' state after seeding");
     if (it->second.seed != want || it->second.offset != 0)
-      return fail(kind, label + ": '" + std::string(stream) + "' seeded " + it->second.to_string() + ", DESIGN §5 says seed=" +
+      return fail(kind, label + ": '" + std::string(stream) + "' seeded " + it->second.to_string() + ", design §5 says seed=" +
                             std::to_string(want) + " offset=0 for tp_rank " + std::to_string(run.coords.tp) +
                             ", ep_rank " + std::to_string(run.coords.ep) + ", etp_rank " +
                             std::to_string(run.coords.etp));
@@ -127,7 +127,7 @@ CheckResult check_rng(const RunRecord& base, const RunRecord& run, const std::st
     if (!(base.rng_after[i] == run.rng_after[i]))
       return fail(kind, label + ": RNG states after " + mb_label(base, i) + " differ from the baseline\n  expected " +
                             base.rng_after[i].to_string() + "\n  got      " + run.rng_after[i].to_string());
-  return pass(kind, label + ": seeds as DESIGN §5; states equal after " + std::to_string(run.rng_after.size()) +
+  return pass(kind, label + ": seeds as design §5; states equal after " + std::to_string(run.rng_after.size()) +
                         " micro-batches");
 }
 
@@ -138,7 +138,7 @@ CheckResult check_masks(const RunRecord& base, const RunRecord& run, const std::
     const std::string stream = expected_stream(m.kind, run.config);
     if (m.generator != stream)
       return fail(kind, label + ": " + m.kind + " dropout " + m.site + " (micro-batch " + std::to_string(m.micro_batch) +
-                            ") drew from '" + m.generator + "', DESIGN §5 says '" + stream + "'" +
+                            ") drew from '" + m.generator + "', design §5 says '" + stream + "'" +
                             (m.kind == "hidden" && run.config.parallel.sequence_parallel
                                  ? " (under sequence parallelism the block runs inside a model-parallel-rng fork)"
                                  : ""));
@@ -146,7 +146,7 @@ CheckResult check_masks(const RunRecord& base, const RunRecord& run, const std::
     if (m.seed != want_seed)
       return fail(kind, label + ": mask of " + m.site + " (micro-batch " + std::to_string(m.micro_batch) +
                             ") drawn from '" + m.generator + "' with seed " + std::to_string(m.seed) +
-                            ", DESIGN §5 says " + std::to_string(want_seed));
+                            ", design §5 says " + std::to_string(want_seed));
     const std::vector<uint8_t> mask = mask_oracle::dropout_mask(m.seed, m.offset, m.p, m.numel);
     if (mask_oracle::fnv1a64(mask.data(), mask.size()) != m.digest)
       return fail(kind, label + ": mask of " + m.site + " does not regenerate from seed " + std::to_string(m.seed) +
@@ -169,7 +169,7 @@ CheckResult check_masks(const RunRecord& base, const RunRecord& run, const std::
     if (mine[i]->site != theirs[i]->site || mine[i]->digest != theirs[i]->digest || mine[i]->offset != theirs[i]->offset)
       return fail(kind, label + ": forward mask " + std::to_string(i) + " (" + mine[i]->site + ") differs from the baseline's (" +
                             theirs[i]->site + ")");
-  return pass(kind, label + ": " + std::to_string(regenerated) + " masks regenerate with DESIGN §5 seeds, streams drawn "
+  return pass(kind, label + ": " + std::to_string(regenerated) + " masks regenerate with design §5 seeds, streams drawn "
                         "contiguously, " + std::to_string(recomputed) + " recompute draws replay their forward");
 }
 

@@ -1,5 +1,5 @@
-// The checks a case can ask for (DESIGN §10). Each compares a run with its baseline
-// or with an independent oracle (the seed formula of DESIGN §5, the dropout rule,
+// The checks a case can ask for (design §10). Each compares a run with its baseline
+// or with an independent oracle (the seed formula of design §5, the dropout rule,
 // the analytic memory model) and says exactly what differs.
 #pragma once
 #include <filesystem>
@@ -14,7 +14,7 @@ namespace rcts::harness {
 // bit for bit.
 CheckResult check_bitwise(const RunRecord& base, const RunRecord& run, const std::string& label);
 // RNG states after every micro-batch equal the baseline's; the initial tracker
-// seeds equal DESIGN §5's formula for the run's rank coordinates.
+// seeds equal design §5's formula for the run's rank coordinates.
 CheckResult check_rng(const RunRecord& base, const RunRecord& run, const std::string& label);
 // Every mask was drawn with the expected seed for its stream, regenerates from its
 // (seed, offset) under the harness's own Philox and dropout rule (mask_oracle.hpp),
@@ -26,7 +26,7 @@ CheckResult check_memory(const MemoryExpect& expect, const RunRecord& base, cons
                          const std::string& label);
 CheckResult check_counts(const std::vector<CountExpect>& expect, const RunRecord& run, const std::string& label);
 
-// Offload invariants (DESIGN §9): every configured module moved bytes; offloaded ==
+// Offload invariants (design §9): every configured module moved bytes; offloaded ==
 // reloaded per group name; only tensors of >= min_offloaded_tensor_size elements
 // moved; the first-in-backward group of each name stayed on device after warmup;
 // the host pool did not grow after the first offloading iteration; and at the end
@@ -36,9 +36,9 @@ CheckResult check_counts(const std::vector<CountExpect>& expect, const RunRecord
 // `same_without_offload` is the run's own config with offload switched off.
 CheckResult check_offload(const RunRecord& same_without_offload, const RunRecord& run, const std::string& label);
 
-// The seed DESIGN §5 assigns to a stream on a rank (the oracle, written from the
+// The seed design §5 assigns to a stream on a rank (the oracle, written from the
 // table, independent of reference/rng).
-// The stream a dropout site of `site_kind` must draw from (DESIGN §5): attention ->
+// The stream a dropout site of `site_kind` must draw from (design §5): attention ->
 // model-parallel-rng; hidden -> device-default, or model-parallel-rng under sequence
 // parallelism; expert -> expert-parallel-rng.
 std::string expected_stream(const std::string& site_kind, const Config& c);

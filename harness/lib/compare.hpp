@@ -1,4 +1,4 @@
-// Bitwise tensor comparison (DESIGN §10): two tensors are equal only if every byte is.
+// Bitwise tensor comparison (design §10): two tensors are equal only if every byte is.
 // On a mismatch the result says where and by how much, so a failure leaves a readable
 // artefact: count, first mismatches side by side, the worst element, its ulp distance.
 #pragma once

@@ -1,4 +1,4 @@
-// Tensor digests for golden files and dumps (DESIGN §10): the sha256 of a tensor's raw
+// Tensor digests for golden files and dumps (design §10): the sha256 of a tensor's raw
 // little-endian bytes decides equality; the summary stats only help a reader see *how*
 // two tensors differ and never take part in a pass/fail decision.
 #pragma once

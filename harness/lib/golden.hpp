@@ -1,4 +1,4 @@
-// Golden files (DESIGN §10): golden/<backend>/<case-id>.json holds, for the case's
+// Golden files (design §10): golden/<backend>/<case-id>.json holds, for the case's
 // baseline run, the loss of every micro-batch (as the hex bits of a double) and
 // per tensor (outputs, input gradients, parameters, parameter gradients) its shape,
 // dtype, sha256 of the raw little-endian bytes and summary stats for diagnosis.

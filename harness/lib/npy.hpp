@@ -1,4 +1,4 @@
-// Tensor dumps for cross-checking in numpy or PyTorch (`rcts run --dump DIR`, DESIGN §10).
+// Tensor dumps for cross-checking in numpy or PyTorch (`rcts run --dump DIR`, design §10).
 // Each tensor becomes one .npy v1.0 file of its raw little-endian bytes; bf16 has no
 // numpy dtype, so its bits are written as '<u2' and flagged in index.json (view them
 // with `torch.from_numpy(a.view('<i2')).view(torch.bfloat16)` or

@@ -123,11 +123,11 @@ CheckResult check_masks_across_ranks(const RunRecord& run, const GroupLayout& la
           return {"masks_across_ranks", Outcome::fail,
                   label + ": " + kind + " dropout " + std::get<0>(key) + " (micro-batch " +
                       std::to_string(std::get<1>(key)) + ") on world ranks " + std::to_string(a) + " and " +
-                      std::to_string(b) + (equal ? " is identical" : " differs") + "; DESIGN §5 says " + rule};
+                      std::to_string(b) + (equal ? " is identical" : " differs") + "; design §5 says " + rule};
       }
     }
   return {"masks_across_ranks", Outcome::pass,
-          label + ": " + std::to_string(compared) + " rank-pair mask comparisons follow DESIGN §5"};
+          label + ": " + std::to_string(compared) + " rank-pair mask comparisons follow design §5"};
 }
 
 CheckResult check_tp_replicas(const RunRecord& run, const GroupLayout& layout, Communicator& world,

@@ -19,7 +19,7 @@ std::vector<std::string> all_gather_strings(Communicator& world, const std::stri
 CaseResult merge_rank_results(const std::vector<CaseResult>& per_rank);
 CaseResult merge_across_ranks(const CaseResult& mine, Communicator& world);
 
-// DESIGN §5 across ranks: hidden dropout without SP identical across TP ranks;
+// design §5 across ranks: hidden dropout without SP identical across TP ranks;
 // attention dropout and hidden dropout with SP distinct across TP ranks; expert
 // dropout identical within an expert-data-parallel group and distinct across EP and
 // ETP ranks. Collective over `world`.

@@ -1,4 +1,4 @@
-// Result model of an rcts run and its writers (DESIGN §10): a progress line per case,
+// Result model of an rcts run and its writers (design §10): a progress line per case,
 // a fixed-width summary table, JSON and JUnit XML. Outcomes are pass, fail, skip (with
 // a reason), xfail (expected failure) or error (the case could not run, e.g. it threw).
 //

@@ -422,7 +422,7 @@ std::string explain_case(const Case& c, Backend& backend) {
     os << "  (total " << st.stored_bytes << ", backward peak " << st.peak_backward_bytes << ")\n";
   };
   const Config base = load_config(c, nullptr, "baseline");
-  os << "  seeds (DESIGN §5) for tp_rank " << c.seed_ranks.tp << ", ep_rank " << c.seed_ranks.ep << ", etp_rank "
+  os << "  seeds (design §5) for tp_rank " << c.seed_ranks.tp << ", ep_rank " << c.seed_ranks.ep << ", etp_rank "
      << c.seed_ranks.etp << ": device-default=" << base.run.seed
      << " model-parallel-rng=" << expected_stream_seed("model-parallel-rng", base.run.seed, c.seed_ranks)
      << " expert-parallel-rng=" << expected_stream_seed("expert-parallel-rng", base.run.seed, c.seed_ranks) << "\n";
@@ -432,7 +432,7 @@ std::string explain_case(const Case& c, Backend& backend) {
     for (int w : c.ranks) {
       if (w == 1) continue;
       try {
-        os << "\n  process groups at " << w << " ranks (rank order tp-cp-ep-dp-pp, DESIGN §8):\n"
+        os << "\n  process groups at " << w << " ranks (rank order tp-cp-ep-dp-pp, design §8):\n"
            << rcts::describe(make_layout(w, par.tensor_model_parallel_size, par.expert_model_parallel_size,
                                    par.expert_tensor_parallel_size));
       } catch (const std::exception& e) {

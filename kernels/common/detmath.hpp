@@ -1,6 +1,6 @@
 // detmath: deterministic exp, expm1, log, tanh, erf and sigmoid for float and double.
 //
-// What it promises (DESIGN §2): every function is built from IEEE-754 + - * / and
+// What it promises (design §2): every function is built from IEEE-754 + - * / and
 // comparisons, integer bit manipulation of the representation, and nothing else: no libm
 // call, no FMA, no table, no static state. With -ffp-contract=off (and no -ffast-math, no
 // x87 excess precision: FLT_EVAL_METHOD == 0) each result is therefore a pure function of

@@ -1,4 +1,4 @@
-// The dropout rule shared by every backend (DESIGN §2, §5). A generator hands out
+// The dropout rule shared by every backend (design §2, §5). A generator hands out
 // (seed, offset) where the offset counts 128-bit Philox blocks. Dropout over n
 // elements starting at block `offset`:
 //   element i reads 32-bit word (i % 4) of block (offset + i / 4);

@@ -1,4 +1,4 @@
-// Exact, deterministic GEMM for float and double (DESIGN §2).
+// Exact, deterministic GEMM for float and double (design §2).
 //
 // Promise: C[M,N] = (accumulate ? C : 0) + op(A)[M,K] * op(B)[K,N], row-major, with
 // every element of C computed in the one accumulation order below. Results are

@@ -4,7 +4,7 @@
 //   mean = (sum_c x[c]) / C,  var = (sum_c (x[c] - mean)^2) / C,  rstd = 1 / sqrt(var + eps)
 // (two-pass variance, biased; eps converted once to T). Statistics are NOT saved: the
 // backward recomputes mean and rstd from the input with the same code, so its values are
-// bit-identical to the forward's (DESIGN §4: LN statistics are recomputed, not saved).
+// bit-identical to the forward's (design §4: LN statistics are recomputed, not saved).
 //
 // Reduction orders (fixed; results do not depend on the number of OpenMP threads):
 //   - row sums (mean, variance, and in backward sum(g) and sum(g*n), g = dout*weight) are

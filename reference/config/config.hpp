@@ -1,5 +1,5 @@
 // One configuration object for a run: model, parallel layout, recompute, offload,
-// seeds (DESIGN §7). Field names follow Megatron-LM's TransformerConfig where one
+// seeds (design §7). Field names follow Megatron-LM's TransformerConfig where one
 // exists. Validation lives in validate.hpp; JSON in config_json.hpp.
 #pragma once
 #include <cstdint>

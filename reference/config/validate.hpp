@@ -1,4 +1,4 @@
-// Config validation (DESIGN §7, SEMANTICS §3). Every rule has a stable code; a
+// Config validation (design §7). Every rule has a stable code; a
 // broken rule yields a ConfigIssue naming the fields and values. Rules run in a
 // fixed order, so issue lists are deterministic.
 //
@@ -16,7 +16,7 @@
 
 namespace rcts {
 
-// Legal names (DESIGN §6, §7).
+// Legal names (design §6, §7).
 const std::vector<std::string>& recompute_module_names();  // normal + output-discarding
 const std::vector<std::string>& offload_module_names();
 

@@ -1,4 +1,4 @@
-// Mutants (DESIGN §10): named, compiled-in faults that a run can switch on, one per
+// Mutants (design §10): named, compiled-in faults that a run can switch on, one per
 // known bug class. The suite must detect every one of them (`rcts mutants`).
 // Faults are process-wide and meant to be set for one whole run (FaultScope).
 #pragma once

@@ -1,5 +1,5 @@
 // Memory domains, categories and the tracker that accounts every allocation
-// (DESIGN §3). Peaks are kept per domain and per (domain, category), so cases can
+// (design §3). Peaks are kept per domain and per (domain, category), so cases can
 // assert "device peak" or "saved activations on device" exactly.
 #pragma once
 #include <array>

@@ -1,4 +1,4 @@
-// Saved-tensor hooks (DESIGN §4), like torch.autograd.graph.saved_tensors_hooks:
+// Saved-tensor hooks (design §4), like torch.autograd.graph.saved_tensors_hooks:
 // a thread-local stack of (pack, unpack) pairs. SaveContext::save packs through the
 // innermost hooks; load unpacks through the hooks that packed. Offload pushes its
 // hooks to move saved activations to host and back.

@@ -1,4 +1,4 @@
-// Workspace: op-internal scratch (category `workspace`, DESIGN §3) without heap churn.
+// Workspace: op-internal scratch (category `workspace`, design §3) without heap churn.
 //
 // An op takes a buffer for its own duration; the bytes come from a pool the Workspace
 // keeps, so the same op shapes, step after step, reuse the same memory instead of

@@ -1,5 +1,5 @@
 // Per-tensor saved bytes of one layer and per-layer bytes of a stage. The tensor list
-// mirrors the reference layer's forward order (DESIGN §4); see the header for the
+// mirrors the reference layer's forward order (design §4); see the header for the
 // sharding and selective-recompute rules.
 #include "reference/memory_model/activation_memory.hpp"
 
@@ -162,7 +162,7 @@ StageMemory stage_memory(const Config& c) {
   auto range = [](int b, int e) { return "[" + std::to_string(b) + "," + std::to_string(e) + ")"; };
 
   if (!c.run.training) {
-    // Eval saves nothing for backward and never recomputes (DESIGN §6).
+    // Eval saves nothing for backward and never recomputes (design §6).
     for (int i = 0; i < L; ++i) {
       segs.push_back({i, i + 1, false});
       st.layers.push_back(LayerMemory{});

@@ -1,7 +1,7 @@
 // Analytic activation memory (Korthikanti et al. 2022, "Reducing Activation
 // Recomputation in Large Transformer Models"), generalised to the activation dtype
 // size d and 1-byte masks, and matched tensor by tensor to what the rcts reference
-// layer saves (DESIGN §4). All bytes are per rank (per TP shard), for one micro-batch.
+// layer saves (design §4). All bytes are per rank (per TP shard), for one micro-batch.
 //
 // Saved tensors of one pre-LN GPT layer (no recompute), s·b·h written sbh:
 //   input_layernorm.input        d·sbh      LN1 input (the layer input)

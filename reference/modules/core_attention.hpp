@@ -4,7 +4,7 @@
 // (softmax output) and the dropped probabilities are rounded to the activation
 // dtype and saved, as Korthikanti et al. count them (2as²b + as²b + 2as²b bytes in
 // bf16). Attention dropout draws from the model-parallel-rng tracker stream: heads
-// are sharded across TP ranks, so masks must differ between ranks (DESIGN §5).
+// are sharded across TP ranks, so masks must differ between ranks (design §5).
 // Saves: q, k, v, softmax.output, dropout.mask, dropout.output.
 #pragma once
 #include "reference/modules/dropout.hpp"

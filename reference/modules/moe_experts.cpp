@@ -38,7 +38,7 @@ Tensor ExpertActivation::forward(SaveContext& ctx, const Tensor& a) {
   if (!count_path_.empty()) rt_.counters.count_forward(count_path_);
   Tensor g = act_.forward(ctx.child("act"), a);
   if (!dropout_active(rt_, dropout_.p)) return g;
-  // Expert-internal dropout draws from the expert-parallel stream (DESIGN §5).
+  // Expert-internal dropout draws from the expert-parallel stream (design §5).
   auto fork = rt_.rng.tracker().fork(kExpertParallelRng);
   return dropout_forward(rt_, ctx.child("dropout"), dropout_, g);
 }

@@ -1,4 +1,4 @@
-// Tensor- and sequence-parallel plumbing for the dense block (DESIGN §8).
+// Tensor- and sequence-parallel plumbing for the dense block (design §8).
 // Token layout is (s, b, h) row-major, so a sequence shard of rank r is the
 // contiguous rows [r*s/t*b, (r+1)*s/t*b): gathering is a byte concatenation in rank
 // order (exact), and reduce-scatter sums in rank order (Communicator's contract).

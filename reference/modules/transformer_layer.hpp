@@ -1,4 +1,4 @@
-// Pre-LN GPT transformer layer (DESIGN §4):
+// Pre-LN GPT transformer layer (design §4):
 //   h1  = x  + hidden_dropout(attention(input_layernorm(x)))
 //   out = h1 + hidden_dropout(mlp(pre_mlp_layernorm(h1)))
 // where mlp is the dense MLP, or a MoE layer when num_moe_experts > 0 and

@@ -1,4 +1,4 @@
-// Fine-grained activation offload (DESIGN §9, SEMANTICS §4), modelled on
+// Fine-grained activation offload (design §9), modelled on
 // Megatron-LM's fine_grained_activation_offload, plus layer-level cpu_offloading.
 //
 // Forward: an offloadable module runs inside a group scope (group_start pushes the

@@ -1,4 +1,4 @@
-// Process groups (DESIGN §8): which world ranks form the TP, DP, EP, ETP and expert-DP
+// Process groups (design §8): which world ranks form the TP, DP, EP, ETP and expert-DP
 // groups, and one sub-communicator per group.
 //
 // Rank order follows Megatron-LM's default order "tp-cp-ep-dp-pp" (parallel_state.py,

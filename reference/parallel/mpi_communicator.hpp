@@ -1,4 +1,4 @@
-// MPI backend of the Communicator interface (DESIGN §8), for CPU runs under mpirun.
+// MPI backend of the Communicator interface (design §8), for CPU runs under mpirun.
 // Built only when CMake found MPI (RCTS_HAVE_MPI); without it this header declares
 // nothing. Every MPI call returns its status (MPI_ERRORS_RETURN on the wrapped
 // communicator) and a failure becomes rcts::Error naming the call and the rank.

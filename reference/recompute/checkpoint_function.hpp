@@ -1,4 +1,4 @@
-// CheckpointFunction: normal activation checkpointing (DESIGN §6, SEMANTICS §2).
+// CheckpointFunction: normal activation checkpointing (design §6).
 // Forward snapshots all RNG states (host, device default, tracker), runs the region
 // without saving, and saves only its inputs (through the saved-tensor hooks, as
 // checkpoint_input). Backward restores the snapshot inside fork_rng, re-runs the

@@ -1,5 +1,5 @@
-// Output-discarding checkpointing (Megatron's CheckpointWithoutOutput; DESIGN §6,
-// SEMANTICS §2). For ops whose output the next op saves anyway (norm output,
+// Output-discarding checkpointing (Megatron's CheckpointWithoutOutput; design §6).
+// For ops whose output the next op saves anyway (norm output,
 // activation output): forward runs the region without saving and keeps the output;
 // once the consumer saved it, discard_output() releases the output's bytes (the
 // tensor object and every view stay); recompute() — fired when the gradient of the

@@ -1,4 +1,4 @@
-// Full-recompute plans (DESIGN §6, SEMANTICS §2). A plan splits the stage's layers
+// Full-recompute plans (design §6). A plan splits the stage's layers
 // into segments; a checkpointed segment stores only its input.
 //   uniform N: [0,N) [N,2N) ... the last truncated (16 layers, N=5 ->
 //              [0,5) [5,10) [10,15) [15,16)), every segment checkpointed;

@@ -1,4 +1,4 @@
-// A counter-based generator (DESIGN §2, §5): its whole state is (seed, offset), where
+// A counter-based generator (design §2, §5): its whole state is (seed, offset), where
 // the offset counts 128-bit Philox4x32-10 blocks already handed out. A consumer calls
 // reserve(k), gets the first block index of its range and draws blocks
 // philox::block(seed, first) .. philox::block(seed, first + k - 1) itself. Nothing

@@ -1,5 +1,5 @@
-// The RNG of one simulated process/device (DESIGN §5, SEMANTICS §1 "Snapshot and
-// restore"): a host default generator, a device default generator and a named-states
+// The RNG of one simulated process/device (design §5): a host default generator, a
+// device default generator and a named-states
 // tracker whose forks act on this Rng's device generator.
 // all_states() is a value snapshot of all three parts; ForkRng snapshots them on entry
 // and restores all three on exit, also when the scope is left by an exception
@@ -13,7 +13,7 @@
 
 namespace rcts {
 
-// Names of the tracker's three streams (SEMANTICS §1 "Who uses which stream").
+// Names of the tracker's three streams (design §5).
 inline constexpr const char* kDataParallelRng = "data-parallel-rng";
 inline constexpr const char* kModelParallelRng = "model-parallel-rng";
 inline constexpr const char* kExpertParallelRng = "expert-parallel-rng";

@@ -1,4 +1,4 @@
-// Per-rank seeding (SEMANTICS §1 "Seeds", Megatron's model_parallel_cuda_manual_seed):
+// Per-rank seeding (design §5, Megatron's model_parallel_cuda_manual_seed):
 //   host default, device default, data-parallel-rng = seed
 //   model-parallel-rng  = seed + 2718 + tp_rank
 //   expert-parallel-rng = seed + 1024 + 100 * ep_rank + etp_rank

@@ -1,4 +1,4 @@
-// Named RNG states (SEMANTICS §1, "Named states tracker"), modelled on Megatron's
+// Named RNG states (design §5), modelled on Megatron's
 // CudaRNGStatesTracker with its pitfalls removed:
 //  - add(name, seed) validates the name AND the seed before touching anything, so an
 //    error mutates nothing (Megatron records the seed before checking the name);

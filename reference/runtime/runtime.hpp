@@ -69,7 +69,7 @@ struct Runtime {
   void add_side_effect(const std::string& key, double value);
   int micro_batch = 0;  // current micro-batch (for mask records)
   SingleCommunicator single;
-  // Process groups of this rank (DESIGN §8); the world of one by default.
+  // Process groups of this rank (design §8); the world of one by default.
   Communicator* tp_group = &single;
   Communicator* dp_group = &single;
   Communicator* ep_group = &single;

@@ -1,6 +1,6 @@
 // An independent, naive float64 implementation of the rcts model (pre-LN GPT block,
 // dense MLP or MoE, loss, gradient accumulation, SGD between steps), written from the
-// documented rules only: DESIGN §4 (forward order), §5 (streams and seeds),
+// documented rules only: design §4 (forward order), §5 (streams and seeds),
 // docs/decisions.md (dropout stream rule, name-keyed parameters and data, loss, SGD),
 // the layouts in the module headers (QKV rows [q | k | v] head-major, (s, b) token
 // order, SwiGLU [a | b], MoE send order and combine). Plain loops over std::vector,

@@ -1,4 +1,4 @@
-// Full-recompute plans (DESIGN §6): uniform chunks with a truncated tail, block
+// Full-recompute plans (design §6): uniform chunks with a truncated tail, block
 // checkpoints the first N layers, eval and selective never checkpoint layers.
 #include <gtest/gtest.h>
 

@@ -1,5 +1,5 @@
 // Rng (host, device, tracker of one simulated device) and the ForkRng scope
-// (SEMANTICS §1 "Snapshot and restore").
+// (design §5).
 #include <gtest/gtest.h>
 
 #include <stdexcept>

@@ -1,4 +1,4 @@
-// Per-rank seeds (SEMANTICS §1 "Seeds"). Expected numbers are written out by hand from
+// Per-rank seeds (design §5). Expected numbers are written out by hand from
 // seed + 2718 + tp and seed + 1024 + 100*ep + etp.
 #include <gtest/gtest.h>
 

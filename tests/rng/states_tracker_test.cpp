@@ -1,5 +1,5 @@
 // RngStatesTracker: validation before mutation, fork scopes (nesting, exceptions),
-// value snapshots (SEMANTICS §1 "Named states tracker").
+// value snapshots (design §5).
 #include <gtest/gtest.h>
 
 #include <stdexcept>

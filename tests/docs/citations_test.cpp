@@ -1,0 +1,95 @@
+// The design in the repository is the one the code cites: every "design §n" in a
+// source, script, case or document names a section "## §n" of docs/design.md, and no
+// citation points at a document the repository does not have (DESIGN §n, SEMANTICS §n).
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#ifndef RCTS_SOURCE_DIR
+#error "RCTS_SOURCE_DIR must name the source tree"
+#endif
+
+namespace {
+
+namespace fs = std::filesystem;
+const fs::path kRoot = RCTS_SOURCE_DIR;
+
+std::string read(const fs::path& p) {
+  std::ifstream in(p);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// Text files of the project (sources, scripts, cases, docs), not build output or goldens.
+std::vector<fs::path> project_files() {
+  std::vector<fs::path> out;
+  for (const char* dir : {"reference", "kernels", "backends", "harness", "tests", "bench", "scripts", "cases", "docs"}) {
+    if (!fs::exists(kRoot / dir)) continue;
+    for (const auto& e : fs::recursive_directory_iterator(kRoot / dir)) {
+      if (!e.is_regular_file()) continue;
+      const auto ext = e.path().extension().string();
+      if (ext == ".cpp" || ext == ".hpp" || ext == ".inc" || ext == ".cu" || ext == ".md" || ext == ".json" ||
+          ext == ".cmake" || ext == ".txt" || ext == ".py" || ext.empty())
+        out.push_back(e.path());
+    }
+  }
+  out.push_back(kRoot / "README.md");
+  out.push_back(kRoot / "CMakeLists.txt");
+  return out;
+}
+
+std::set<std::string> design_sections() {
+  std::set<std::string> s;
+  const std::string doc = read(kRoot / "docs" / "design.md");
+  const std::regex heading(R"(\n## §(\d+) )");
+  for (auto it = std::sregex_iterator(doc.begin(), doc.end(), heading); it != std::sregex_iterator(); ++it)
+    s.insert((*it)[1]);
+  return s;
+}
+
+TEST(DesignCitations, EverySectionTheCodeCitesExists) {
+  const auto sections = design_sections();
+  ASSERT_GE(sections.size(), 11u) << "docs/design.md lost its numbered sections";
+  // "design §5", also in lists such as "design §2, §5".
+  const std::regex cite(R"(design (§\d+(?:, §\d+)*))"), number(R"(§(\d+))");
+  std::vector<std::string> missing;
+  int citations = 0;
+  for (const auto& f : project_files()) {
+    const std::string text = read(f);
+    for (auto it = std::sregex_iterator(text.begin(), text.end(), cite); it != std::sregex_iterator(); ++it) {
+      const std::string list = (*it)[1];
+      for (auto n = std::sregex_iterator(list.begin(), list.end(), number); n != std::sregex_iterator(); ++n) {
+        ++citations;
+        if (!sections.count((*n)[1])) missing.push_back(f.string() + ": design §" + (*n)[1].str());
+      }
+    }
+  }
+  EXPECT_GT(citations, 50) << "the scan found almost no citations: is the pattern still right?";
+  std::string list;
+  for (const auto& m : missing) list += "\n  " + m;
+  EXPECT_TRUE(missing.empty()) << "citations of sections docs/design.md does not have:" << list;
+}
+
+TEST(DesignCitations, NoCitationOfADocumentOutsideTheRepository) {
+  const std::regex outside(R"((DESIGN|SEMANTICS)(\.md)? ?§)");
+  std::vector<std::string> bad;
+  for (const auto& f : project_files()) {
+    if (f.filename() == "citations_test.cpp") continue;
+    std::ifstream in(f);
+    std::string line;
+    for (int n = 1; std::getline(in, line); ++n)
+      if (std::regex_search(line, outside)) bad.push_back(f.string() + ":" + std::to_string(n) + ": " + line);
+  }
+  std::string list;
+  for (const auto& b : bad) list += "\n  " + b;
+  EXPECT_TRUE(bad.empty()) << "citations of documents the repository does not hold:" << list;
+}
+
+}  // namespace
