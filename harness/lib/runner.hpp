@@ -10,6 +10,7 @@
 
 #include "harness/lib/case.hpp"
 #include "harness/lib/report.hpp"
+#include "reference/memory_model/run_estimate.hpp"
 #include "reference/parallel/communicator.hpp"
 
 namespace rcts::harness {
@@ -22,17 +23,24 @@ struct RunOptions {
   std::optional<std::filesystem::path> dump_dir;
   std::string filter;  // glob over case ids; empty = all
   bool golden_only = false;  // run the baseline and its golden check only
+  RunLimits limits;          // every config's estimate is checked before it runs
 };
 
 CaseResult run_case(const Case& c, const RunOptions& options);
 
+// The cases whose id matches `filter` (empty: all). None is an rcts::Error saying so:
+// a run that selects nothing checks nothing.
+std::vector<const Case*> select_cases(const std::vector<Case>& cases, const std::string& filter);
+
 // Runs the cases matching the filter, printing a progress line per case to `progress`.
+// No case matching (an empty selection checks nothing) is an rcts::Error.
 std::vector<CaseResult> run_cases(const std::vector<Case>& cases, const RunOptions& options, std::ostream* progress);
 
 RunHeader make_header(const RunOptions& options);
 
 // Mutants: every compiled-in fault against the case set. A mutant is killed when
-// at least one case that passes cleanly fails (or errors) with the fault on.
+// at least one case that passes cleanly fails (or errors) with the fault on. No case
+// matching the filter, or an unknown name in `only`, is an rcts::Error.
 struct MutantResult {
   std::string name;
   std::string description;
@@ -46,6 +54,7 @@ std::vector<MutantResult> run_mutants(const std::vector<Case>& cases, const RunO
 std::vector<std::string> regen_golden(const std::vector<Case>& cases, const RunOptions& options, std::ostream& out);
 
 // The plan of a case: configs, chunks, recomputed modules, expected bytes, seeds.
-std::string explain_case(const Case& c);
+// An offload config's dry run is checked against `limits` first.
+std::string explain_case(const Case& c, const RunLimits& limits = {});
 
 }  // namespace rcts::harness
