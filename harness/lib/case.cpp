@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <limits>
 #include <map>
+#include <new>
 
 #include "harness/lib/json_reader.hpp"
 #include "harness/lib/strict_json.hpp"
@@ -141,7 +142,12 @@ std::vector<Case> load_cases(const std::vector<fs::path>& paths) {
   std::vector<Case> cases;
   std::map<std::string, fs::path> seen;
   for (const auto& f : files) {
-    Case c = load_case(f);
+    Case c;
+    try {
+      c = load_case(f);
+    } catch (const std::bad_alloc&) {
+      throw Error(f.string() + ": out of memory (std::bad_alloc) while loading the case file");
+    }
     auto [it, fresh] = seen.emplace(c.id, f);
     if (!fresh) throw Error("duplicate case id '" + c.id + "' in " + f.string() + " and " + it->second.string());
     cases.push_back(std::move(c));
