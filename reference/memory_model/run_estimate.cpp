@@ -68,9 +68,14 @@ LayerCost layer_cost(const Config& c, bool moe_layer) {
   return l;
 }
 
-std::string gib(double bytes) {
+std::string bytes_str(double bytes) {
   char buf[64];
-  std::snprintf(buf, sizeof buf, "%.3g GiB", bytes / (1024.0 * 1024.0 * 1024.0));
+  if (bytes >= 1024.0 * 1024.0 * 1024.0)
+    std::snprintf(buf, sizeof buf, "%.3g GiB", bytes / (1024.0 * 1024.0 * 1024.0));
+  else if (bytes >= 1024.0 * 1024.0)
+    std::snprintf(buf, sizeof buf, "%.3g MiB", bytes / (1024.0 * 1024.0));
+  else
+    std::snprintf(buf, sizeof buf, "%.0f bytes", bytes);
   return buf;
 }
 std::string sci(double v) {
@@ -120,9 +125,10 @@ void check_run_limits(const Config& c, const std::string& where, const RunLimits
                             std::to_string(c.model.micro_batch_size) + ", " + std::to_string(c.run.steps) +
                             " step(s) x " + std::to_string(c.run.micro_batches) + " micro-batch(es))";
   if (!(e.bytes <= lim.max_bytes))
-    throw Error(where + ": the run would need an estimated " + gib(e.bytes) + " (parameters " + gib(e.param_bytes) +
-                ", activations " + gib(e.activation_bytes) + ", run record " + gib(e.record_bytes) + ")" + shape +
-                ", over the limit of " + gib(lim.max_bytes) + "; raise it with --max-bytes if this is intended");
+    throw Error(where + ": the run would need an estimated " + bytes_str(e.bytes) + " (parameters " +
+                bytes_str(e.param_bytes) + ", activations " + bytes_str(e.activation_bytes) + ", run record " +
+                bytes_str(e.record_bytes) + ")" + shape + ", over the limit of " + bytes_str(lim.max_bytes) +
+                "; raise it with --max-bytes if this is intended");
   if (!(e.work <= lim.max_work))
     throw Error(where + ": the run would take an estimated " + sci(e.work) + " FLOP" + shape + ", over the limit of " +
                 sci(lim.max_work) + "; raise it with --max-work if this is intended");
