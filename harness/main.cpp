@@ -11,12 +11,16 @@
 #include <iomanip>
 #include <iostream>
 #include <map>
+#include <new>
+#include <sstream>
 #include <set>
 
 #include "backends/registry.hpp"
 #include "harness/lib/runner.hpp"
+#include "harness/lib/strict_json.hpp"
 #include "harness/lib/version.hpp"
 #include "reference/config/config_json.hpp"
+#include "reference/config/limits.hpp"
 #include "reference/config/validate.hpp"
 #include "reference/core/faults.hpp"
 #include "reference/memory_model/report.hpp"
@@ -42,6 +46,12 @@ struct NullBuffer : std::streambuf {
   int overflow(int c) override { return c; }
 };
 
+std::string fmt_number(double v) {
+  std::ostringstream os;
+  os << v;
+  return os.str();
+}
+
 fs::path default_dir(const char* name) {
   if (fs::exists(name)) return name;
   return fs::path(RCTS_SOURCE_DIR) / name;
@@ -61,19 +71,11 @@ void write_file(const std::string& path, const std::string& text) {
 
 Config read_config_file(const std::string& path) {
   if (path.empty()) return Config{};
-  std::ifstream in(path);
-  if (!in) throw Error(path + ": cannot open the config file");
-  nlohmann::json j;
-  try {
-    j = nlohmann::json::parse(in);
-  } catch (const nlohmann::json::parse_error& e) {
-    throw Error(path + ": invalid JSON: " + e.what());
-  }
-  return config_from_json(j, path);
+  return config_from_json(read_json_file(path, "config file"), path);
 }
 
 // `rcts block`: the dense block on one config, with a short human summary.
-int block_command(const std::string& config_file, Backend& backend) {
+int block_command(const std::string& config_file, Backend& backend, const RunLimits& limits) {
   Config cfg = read_config_file(config_file);
   if (config_file.empty()) {
     cfg.model.num_layers = 4;
@@ -87,6 +89,7 @@ int block_command(const std::string& config_file, Backend& backend) {
   }
   validate_or_throw(cfg, config_file.empty() ? "default config" : config_file);
   check_supported_or_throw(cfg);
+  check_run_limits(cfg, config_file.empty() ? "default config" : config_file, limits);
   const auto t0 = std::chrono::steady_clock::now();
   const RunRecord r = execute(cfg, backend);
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -141,6 +144,26 @@ int main(int argc, char** argv) {
     sub->add_option("--backend", backend_name, "backend to run on: " + backend_names() + " (default: cpu)");
   };
 
+  const std::string limits_help =
+      "Limits: JSON nested at most " + std::to_string(limits::kMaxJsonDepth) + " levels, files up to " +
+      std::to_string(limits::kMaxJsonFileBytes >> 20) + " MiB; num_layers <= " + std::to_string(limits::kMaxLayers) +
+      ", micro_batches <= " + std::to_string(limits::kMaxMicroBatches) + ", steps <= " +
+      std::to_string(limits::kMaxSteps) + "; link_bandwidth_gbps 0 or >= " + fmt_number(limits::kMinLinkBandwidthGbps) +
+      ", link_latency_us <= " + fmt_number(limits::kMaxLinkLatencyUs) +
+      ". Before a config runs, its estimated memory, work and link sleep are checked against "
+      "--max-bytes, --max-work and --max-link-seconds (see cases/README.md).";
+  // Resource limits (reference/config/limits.hpp, cases/README.md "Limits"): every
+  // config's estimate is checked before it runs.
+  auto add_limits = [&](CLI::App* sub) {
+    sub->footer(limits_help);
+    sub->add_option("--max-bytes", opt.limits.max_bytes, "refuse a config whose estimated memory exceeds this many bytes")
+        ->capture_default_str();
+    sub->add_option("--max-work", opt.limits.max_work, "refuse a config whose estimated work exceeds this many FLOP")
+        ->capture_default_str();
+    sub->add_option("--max-link-seconds", opt.limits.max_link_seconds,
+                    "refuse an offload config whose link model would sleep longer than this")
+        ->capture_default_str();
+  };
   auto add_common = [&](CLI::App* sub) {
     sub->add_option("paths", paths, "case files or directories (default: cases/)");
     sub->add_option("--filter", opt.filter, "glob over case ids, e.g. 'selective.*'");
@@ -149,6 +172,7 @@ int main(int argc, char** argv) {
   auto* run = app.add_subcommand("run", "run cases and check them");
   add_common(run);
   add_backend(run);
+  add_limits(run);
   run->add_option("--json", json_out, "write results as JSON");
   run->add_option("--junit", junit_out, "write results as JUnit XML");
   run->add_option("--dump", dump_dir, "write inputs, parameters, masks and gradients as .npy + index.json");
@@ -159,6 +183,7 @@ int main(int argc, char** argv) {
   explain->add_option("case", case_id, "case id or case file")->required();
   explain->add_option("--cases", paths, "where to look for the case (default: cases/)");
   add_backend(explain);
+  add_limits(explain);
   auto* memory = app.add_subcommand("memory", "analytic activation-memory calculator (Korthikanti et al. 2022)");
   memory->add_option("--config", config_file, "config JSON (default: built-in defaults)");
   memory->add_flag("--json", as_json, "print JSON instead of the table");
@@ -168,6 +193,7 @@ int main(int argc, char** argv) {
   auto* mutants = app.add_subcommand("mutants", "run every mutant against the cases; fail if one survives");
   add_common(mutants);
   add_backend(mutants);
+  add_limits(mutants);
   mutants->add_flag("--all-killers", all_killers, "run every case per mutant (default: stop at the first killer)");
   mutants->add_option("--only", only, "mutant names to run");
   bool list_mutants = false;
@@ -175,6 +201,8 @@ int main(int argc, char** argv) {
   auto* block = app.add_subcommand("block", "run the dense block on one config and print a summary");
   block->add_option("--config", config_file, "config JSON (default: a small built-in config)");
   add_backend(block);
+  add_limits(block);
+  app.footer(limits_help);
 
   CLI11_PARSE(app, argc, argv);
 #ifdef RCTS_HAVE_MPI
@@ -199,7 +227,7 @@ int main(int argc, char** argv) {
       backend = make_backend(backend_name);
       opt.backend = backend.get();
     }
-    if (*block) return block_command(config_file, *backend);
+    if (*block) return block_command(config_file, *backend, opt.limits);
     if (*memory) {
       Config cfg = read_config_file(config_file);
       std::cout << (as_json ? memory_report_json(cfg).dump(2) + "\n" : memory_report_text(cfg));
@@ -219,11 +247,11 @@ int main(int argc, char** argv) {
     if (*explain) {
       for (const auto& c : cases)
         if (c.id == case_id || c.file == fs::path(case_id)) {
-          std::cout << explain_case(c, *backend);
+          std::cout << explain_case(c, *backend, opt.limits);
           return 0;
         }
       if (fs::exists(case_id)) {
-        std::cout << explain_case(load_case(case_id), *backend);
+        std::cout << explain_case(load_case(case_id), *backend, opt.limits);
         return 0;
       }
       std::cerr << "rcts explain: no case '" << case_id << "' (try `rcts list`)\n";
@@ -245,9 +273,10 @@ const auto results = run_mutants(cases, opt, all_killers, only, out);
     std::optional<FaultScope> fault;
     if (!mutant.empty()) fault.emplace(parse_fault(mutant));
     if (!dump_dir.empty()) opt.dump_dir = dump_dir;
+    const size_t selected = select_cases(cases, opt.filter).size();
     const auto header = make_header(opt);
     out << "rcts " << header.version << " (" << header.git_sha << ")  backend " << header.backend << ", "
-        << header.ranks << " rank(s), " << cases.size() << " case(s)" << (mutant.empty() ? "" : ", mutant " + mutant)
+        << header.ranks << " rank(s), " << selected << " case(s)" << (mutant.empty() ? "" : ", mutant " + mutant)
         << "\n";
     const auto results = run_cases(cases, opt, rank0 ? &std::cout : nullptr);
     out << "\n" << summary_table(header, results);
@@ -257,6 +286,14 @@ const auto results = run_mutants(cases, opt, all_killers, only, out);
     }
     const auto t = tally(results);
     return t.failed + t.errors > 0 ? 1 : 0;
+  } catch (const std::bad_alloc&) {
+    const std::string config = config_file.empty() ? std::string("the default config") : config_file;
+    const std::string what = *explain  ? "explaining case " + case_id
+                             : *memory ? "computing the memory model of " + config
+                             : *block  ? "running the block on " + config
+                                       : std::string("loading the cases");
+    std::cerr << "rcts: out of memory (std::bad_alloc) while " << what << "\n";
+    return 2;
   } catch (const std::exception& e) {
     std::cerr << "rcts: " << e.what() << "\n";
     return 2;

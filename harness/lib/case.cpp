@@ -1,12 +1,13 @@
 #include "harness/lib/case.hpp"
 
 #include <algorithm>
-#include <fstream>
 #include <limits>
 #include <map>
+#include <new>
 
 #include "backends/registry.hpp"
 #include "harness/lib/json_reader.hpp"
+#include "harness/lib/strict_json.hpp"
 
 namespace rcts::harness {
 
@@ -60,15 +61,9 @@ bool valid_id(const std::string& id) {
 
 }  // namespace
 
-Case load_case(const fs::path& file) {
-  std::ifstream in(file);
-  if (!in) throw Error(file.string() + ": cannot open the case file");
-  nlohmann::json j;
-  try {
-    j = nlohmann::json::parse(in, nullptr, true, /*ignore_comments=*/false);
-  } catch (const nlohmann::json::parse_error& e) {
-    throw Error(file.string() + ": invalid JSON: " + e.what());
-  }
+Case load_case(const fs::path& file) { return case_from_json(read_json_file(file, "case file"), file); }
+
+Case case_from_json(const nlohmann::json& j, const fs::path& file) {
   JsonReader r(file.string(), j);
   r.expect_object({"id", "description", "ranks", "backends", "config", "seed_ranks", "variants", "expect", "xfail"});
   Case c;
@@ -94,8 +89,8 @@ Case load_case(const fs::path& file) {
     }
   }
   if (r.has("config")) {
-    if (!j["config"].is_object()) r.at("config").fail("expected an object (a partial rcts config)");
-    c.config = j["config"];
+    if (!j.at("config").is_object()) r.at("config").fail("expected an object (a partial rcts config)");
+    c.config = j.at("config");
   } else {
     c.config = nlohmann::json::object();
   }
@@ -118,8 +113,8 @@ Case load_case(const fs::path& file) {
       if (!v.has("name")) v.fail("missing key 'name'");
       var.name = v.at("name").str();
       if (names[var.name]++) v.at("name").fail("duplicate variant name");
-      if (!v.has("config") || !v.json()["config"].is_object()) v.fail("needs 'config': an object patched over the case config");
-      var.patch = v.json()["config"];
+      if (!v.has("config") || !v.json().at("config").is_object()) v.fail("needs 'config': an object patched over the case config");
+      var.patch = v.json().at("config");
       if (v.has("expect")) var.expect = parse_expect(v.at("expect"));
       if (var.expect.config_error) v.at("expect").fail("config_error belongs to the case, not to a variant");
       c.variants.push_back(std::move(var));
@@ -135,8 +130,10 @@ std::vector<Case> load_cases(const std::vector<fs::path>& paths) {
   std::vector<fs::path> files;
   for (const auto& p : paths) {
     if (fs::is_directory(p)) {
+      const size_t before = files.size();
       for (const auto& e : fs::recursive_directory_iterator(p))
         if (e.is_regular_file() && e.path().extension() == ".json") files.push_back(e.path());
+      if (files.size() == before) throw Error(p.string() + ": no case files (*.json) in this directory");
     } else if (fs::exists(p)) {
       files.push_back(p);
     } else {
@@ -146,7 +143,12 @@ std::vector<Case> load_cases(const std::vector<fs::path>& paths) {
   std::vector<Case> cases;
   std::map<std::string, fs::path> seen;
   for (const auto& f : files) {
-    Case c = load_case(f);
+    Case c;
+    try {
+      c = load_case(f);
+    } catch (const std::bad_alloc&) {
+      throw Error(f.string() + ": out of memory (std::bad_alloc) while loading the case file");
+    }
     auto [it, fresh] = seen.emplace(c.id, f);
     if (!fresh) throw Error("duplicate case id '" + c.id + "' in " + f.string() + " and " + it->second.string());
     cases.push_back(std::move(c));

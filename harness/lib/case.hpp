@@ -58,8 +58,10 @@ struct Case {
 };
 
 Case load_case(const std::filesystem::path& file);
+// The same from parsed JSON (harness/lib/strict_json.hpp); `file` names it in errors.
+Case case_from_json(const nlohmann::json& j, const std::filesystem::path& file);
 // Every *.json under the given files/directories (recursively), sorted by id.
-// Duplicate ids are an error naming both files.
+// Duplicate ids are an error naming both files; so is a directory without cases.
 std::vector<Case> load_cases(const std::vector<std::filesystem::path>& paths);
 
 // Glob for counters and filters: '*' matches any run of characters.

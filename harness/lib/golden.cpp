@@ -1,11 +1,11 @@
 #include "harness/lib/golden.hpp"
 
 #include <cstring>
-#include <fstream>
 #include <map>
 #include <sstream>
 
 #include "harness/lib/ranks.hpp"
+#include "harness/lib/strict_json.hpp"
 
 namespace rcts::harness {
 
@@ -109,8 +109,7 @@ CheckResult check_golden(const Case& c, const RunRecord& r, const fs::path& dir,
                          Communicator* world) {
   const Golden got = golden_of(c, r, backend, world);  // collective in a multi-rank run
   const fs::path file = golden_path(dir, backend, c.id, world ? world->size() : 1);
-  std::ifstream in(file);
-  if (!in)
+  if (!fs::exists(file))
     return {"golden", Outcome::fail,
             file.string() + " is missing. If this case is new (or its baseline changed on purpose), run\n  " +
                 (world && world->size() > 1 ? "mpirun -np " + std::to_string(world->size()) + " build/harness/rcts regen-golden "
@@ -118,9 +117,9 @@ CheckResult check_golden(const Case& c, const RunRecord& r, const fs::path& dir,
                 c.file.string() + "\nand commit the file it writes."};
   nlohmann::json j;
   try {
-    j = nlohmann::json::parse(in);
-  } catch (const nlohmann::json::parse_error& e) {
-    return {"golden", Outcome::fail, file.string() + ": invalid JSON (" + e.what() + ")"};
+    j = read_json_file(file, "golden file");
+  } catch (const Error& e) {
+    return {"golden", Outcome::fail, e.message()};
   }
   const Golden want = golden_from_json(j, file.string());
   auto changes = golden_changes(want, got);

@@ -1,10 +1,12 @@
 #include "harness/lib/runner.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <ctime>
 #include <fstream>
 #include <iomanip>
 #include <map>
+#include <new>
 #include <ostream>
 #include <sstream>
 
@@ -101,6 +103,13 @@ RunRecord run_config(const Config& cfg, const RankContext& rc, const RunOptions&
   return execute(cfg, *o.backend, rc.coords, rc.groups ? &*rc.groups : nullptr);
 }
 
+// run_config after the resource estimate: a config over the limits never starts.
+RunRecord run_within_limits(const Config& cfg, const RankContext& rc, const Case& c, const std::string& label,
+                            const RunOptions& o) {
+  check_run_limits(cfg, "case " + c.id + " (" + label + ")", o.limits);
+  return run_config(cfg, rc, o);
+}
+
 Outcome combine(const std::vector<CheckResult>& checks) {
   for (const auto& c : checks)
     if (c.outcome == Outcome::fail || c.outcome == Outcome::error) return Outcome::fail;
@@ -110,6 +119,17 @@ Outcome combine(const std::vector<CheckResult>& checks) {
 }  // namespace
 
 CaseResult run_case_on_this_rank(const Case& c, const RunOptions& o);
+
+std::vector<const Case*> select_cases(const std::vector<Case>& cases, const std::string& filter) {
+  std::vector<const Case*> selected;
+  for (const auto& c : cases)
+    if (filter.empty() || glob_match(filter, c.id)) selected.push_back(&c);
+  if (selected.empty())
+    throw Error(cases.empty() ? std::string("no cases to run")
+                              : "no case matches --filter '" + filter + "' (" + std::to_string(cases.size()) +
+                                    " cases loaded; `rcts list` shows their ids)");
+  return selected;
+}
 
 CaseResult run_case(const Case& c, const RunOptions& o) {
   CaseResult mine = run_case_on_this_rank(c, o);
@@ -158,7 +178,7 @@ CaseResult run_case_on_this_rank(const Case& c, const RunOptions& o) {
         return finish();
       }
       const RankContext base_rc = rank_context(base_cfg, c, o);
-      const RunRecord base = run_config(base_cfg, base_rc, o);
+      const RunRecord base = run_within_limits(base_cfg, base_rc, c, "baseline", o);
       const bool multi = o.world && o.world->size() > 1;
       if (o.golden_only) {
         if (c.expect.golden) res.checks.push_back(check_golden(c, base, o.golden_dir, o.backend->golden_name(), o.world));
@@ -186,7 +206,7 @@ CaseResult run_case_on_this_rank(const Case& c, const RunOptions& o) {
       for (const auto& v : c.variants) {
         const Config vcfg = load_config(c, &v.patch, v.name);
         const RankContext vrc = rank_context(vcfg, c, o);
-        const RunRecord run = run_config(vcfg, vrc, o);
+        const RunRecord run = run_within_limits(vcfg, vrc, c, "variant '" + v.name + "'", o);
         if (dump) dump_run(*dump, run, v.name);
         const Expect& ve = v.expect;
         if (ce.bitwise || ve.bitwise) res.checks.push_back(check_bitwise(base, run, v.name));
@@ -195,7 +215,8 @@ CaseResult run_case_on_this_rank(const Case& c, const RunOptions& o) {
         if (ce.offload || ve.offload) {
           Config plain = vcfg;
           plain.offload.fine_grained_activation_offloading = plain.offload.cpu_offloading = false;
-          res.checks.push_back(check_offload(run_config(plain, vrc, o), run, v.name));
+          res.checks.push_back(
+              check_offload(run_within_limits(plain, vrc, c, "variant '" + v.name + "' without offload", o), run, v.name));
         }
         MemoryExpect mem;
         if (ce.memory) mem = *ce.memory;
@@ -215,6 +236,11 @@ CaseResult run_case_on_this_rank(const Case& c, const RunOptions& o) {
       if (dump) dump->finish();
     }
     res.outcome = combine(res.checks);
+  } catch (const std::bad_alloc&) {
+    // The estimate let it through, yet an allocation failed: this case errors, the
+    // run goes on with the others.
+    res.outcome = Outcome::error;
+    res.reason = "case " + c.id + " (" + c.file.string() + "): out of memory (std::bad_alloc) while running it";
   } catch (const std::exception& e) {
     res.outcome = Outcome::error;
     res.reason = e.what();
@@ -242,9 +268,7 @@ CaseResult run_case_on_this_rank(const Case& c, const RunOptions& o) {
 }
 
 std::vector<CaseResult> run_cases(const std::vector<Case>& cases, const RunOptions& o, std::ostream* progress) {
-  std::vector<const Case*> selected;
-  for (const auto& c : cases)
-    if (o.filter.empty() || glob_match(o.filter, c.id)) selected.push_back(&c);
+  const std::vector<const Case*> selected = select_cases(cases, o.filter);
   std::vector<CaseResult> results;
   int i = 0;
   for (const Case* c : selected) {
@@ -283,12 +307,15 @@ RunHeader make_header(const RunOptions& o) {
 
 std::vector<MutantResult> run_mutants(const std::vector<Case>& cases, const RunOptions& o, bool all_killers,
                                       const std::vector<std::string>& only, std::ostream& out) {
+  for (const auto& name : only) {
+    const auto& all = all_faults();
+    if (std::none_of(all.begin(), all.end(), [&](const auto& f) { return name == f.name; }))
+      throw Error("no mutant named '" + name + "' (`rcts mutants --list` names them)");
+  }
   // Only cases that pass cleanly can kill a mutant.
   std::vector<const Case*> clean;
-  for (const auto& c : cases) {
-    if (!o.filter.empty() && !glob_match(o.filter, c.id)) continue;
-    if (run_case(c, o).outcome == Outcome::pass) clean.push_back(&c);
-  }
+  for (const Case* c : select_cases(cases, o.filter))
+    if (run_case(*c, o).outcome == Outcome::pass) clean.push_back(c);
   out << "mutants: " << clean.size() << " clean cases\n";
   std::vector<MutantResult> results;
   for (const auto& f : all_faults()) {
@@ -360,7 +387,7 @@ bool case_runs_on(const Case& c, const Backend& backend) {
   return contains(c.backends, backend.name()) || contains(c.backends, backend.golden_name());
 }
 
-std::string explain_case(const Case& c, Backend& backend) {
+std::string explain_case(const Case& c, Backend& backend, const RunLimits& limits) {
   std::ostringstream os;
   os << "case " << c.id << "  (" << c.file.string() << ")\n  " << c.description << "\n";
   os << "  ranks: ";
@@ -396,6 +423,7 @@ std::string explain_case(const Case& c, Backend& backend) {
       Config dry = cfg;
       dry.run.steps = 1;
       dry.run.micro_batches = 2;
+      check_run_limits(dry, "case " + c.id + " (" + label + ", dry run for the offload plan)", limits);
       const RunRecord r = execute(dry, backend, c.seed_ranks);
       os << "    offload (threshold " << cfg.offload.min_offloaded_tensor_size << " elements; margin groups:";
       for (const auto& g : r.offload->margin_groups) os << ' ' << g;

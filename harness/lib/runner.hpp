@@ -11,6 +11,7 @@
 #include "harness/lib/case.hpp"
 #include "harness/lib/report.hpp"
 #include "reference/backend/backend.hpp"
+#include "reference/memory_model/run_estimate.hpp"
 #include "reference/parallel/communicator.hpp"
 
 namespace rcts::harness {
@@ -25,20 +26,26 @@ struct RunOptions {
   std::optional<std::filesystem::path> dump_dir;
   std::string filter;  // glob over case ids; empty = all
   bool golden_only = false;  // run the baseline and its golden check only
+  RunLimits limits;          // every config's estimate is checked before it runs
 };
 
 CaseResult run_case(const Case& c, const RunOptions& options);
 
 // Whether `c` runs on `backend` (its name or golden name is listed in c.backends).
 bool case_runs_on(const Case& c, const Backend& backend);
+// The cases whose id matches `filter` (empty: all). None is an rcts::Error saying so:
+// a run that selects nothing checks nothing.
+std::vector<const Case*> select_cases(const std::vector<Case>& cases, const std::string& filter);
 
 // Runs the cases matching the filter, printing a progress line per case to `progress`.
+// No case matching (an empty selection checks nothing) is an rcts::Error.
 std::vector<CaseResult> run_cases(const std::vector<Case>& cases, const RunOptions& options, std::ostream* progress);
 
 RunHeader make_header(const RunOptions& options);
 
 // Mutants: every compiled-in fault against the case set. A mutant is killed when
-// at least one case that passes cleanly fails (or errors) with the fault on.
+// at least one case that passes cleanly fails (or errors) with the fault on. No case
+// matching the filter, or an unknown name in `only`, is an rcts::Error.
 struct MutantResult {
   std::string name;
   std::string description;
@@ -52,7 +59,7 @@ std::vector<MutantResult> run_mutants(const std::vector<Case>& cases, const RunO
 std::vector<std::string> regen_golden(const std::vector<Case>& cases, const RunOptions& options, std::ostream& out);
 
 // The plan of a case: configs, chunks, recomputed modules, expected bytes, seeds.
-// Offload plans come from a short dry run on `backend`.
-std::string explain_case(const Case& c, Backend& backend);
+// Offload plans come from a short dry run on `backend`, checked against `limits` first.
+std::string explain_case(const Case& c, Backend& backend, const RunLimits& limits = {});
 
 }  // namespace rcts::harness

@@ -4,6 +4,8 @@
 // apply to the effective selective module list (after the moe_layer_recompute alias).
 #include "reference/config/validate.hpp"
 
+#include "reference/config/limits.hpp"
+
 #include <algorithm>
 #include <charconv>
 #include <cmath>
@@ -66,6 +68,10 @@ void check_min(Emit& e, const std::string& field, int64_t v, int64_t min) {
   if (v < min) e(field + " = " + num(v) + " must be >= " + num(min), {field});
 }
 
+void check_max(Emit& e, const std::string& field, int64_t v, int64_t max) {
+  if (v > max) e(field + " = " + num(v) + " must be <= " + num(max) + " (rcts resource limit)", {field});
+}
+
 void check_names(Emit& e, const std::string& field, const std::vector<std::string>& names,
                  const std::vector<std::string>& legal) {
   for (const auto& n : names)
@@ -90,6 +96,9 @@ const std::vector<Rule>& rules() {
          check_min(e, "model.seq_length", m.seq_length, 1);
          check_min(e, "model.micro_batch_size", m.micro_batch_size, 1);
          check_min(e, "model.ffn_hidden_size", m.ffn_hidden_size, 1);
+       }},
+      {"model.num_layers_limit", true, [](const Config& c, Emit& e) {
+         check_max(e, "model.num_layers", c.model.num_layers, limits::kMaxLayers);
        }},
       {"model.activation", true, [](const Config& c, Emit& e) {
          if (c.model.activation != "gelu" && c.model.activation != "swiglu")
@@ -138,6 +147,10 @@ const std::vector<Rule>& rules() {
          check_min(e, "run.micro_batches", c.run.micro_batches, 1);
          check_min(e, "run.steps", c.run.steps, 1);
        }},
+      {"run.limit", true, [](const Config& c, Emit& e) {
+         check_max(e, "run.micro_batches", c.run.micro_batches, limits::kMaxMicroBatches);
+         check_max(e, "run.steps", c.run.steps, limits::kMaxSteps);
+       }},
       {"recompute.granularity", true, [](const Config& c, Emit& e) {
          const auto& g = c.recompute.recompute_granularity;
          if (g && *g != "full" && *g != "selective")
@@ -173,6 +186,19 @@ const std::vector<Rule>& rules() {
            e("offload.link_bandwidth_gbps = " + std::to_string(c.offload.link_bandwidth_gbps) +
                  " and offload.link_latency_us = " + std::to_string(c.offload.link_latency_us) + " must be >= 0",
              {"offload.link_bandwidth_gbps", "offload.link_latency_us"});
+       }},
+
+      {"offload.link_bounds", true, [](const Config& c, Emit& e) {
+         // The link model sleeps latency + bytes / bandwidth per copy: a tiny bandwidth
+         // or a huge latency turns a run into a hang.
+         const double bw = c.offload.link_bandwidth_gbps, lat = c.offload.link_latency_us;
+         if (bw > 0 && bw < limits::kMinLinkBandwidthGbps)
+           e("offload.link_bandwidth_gbps = " + num(bw) + " must be 0 (strict streams) or >= " +
+                 num(limits::kMinLinkBandwidthGbps),
+             {"offload.link_bandwidth_gbps"});
+         if (lat > limits::kMaxLinkLatencyUs)
+           e("offload.link_latency_us = " + num(lat) + " must be <= " + num(limits::kMaxLinkLatencyUs),
+             {"offload.link_latency_us"});
        }},
 
       // Model shape and parallel layout.

@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "reference/config/validate.hpp"
+#include "reference/memory_model/checked_math.hpp"
 #include "reference/core/error.hpp"
 
 namespace rcts {
@@ -29,7 +30,7 @@ class Builder {
   explicit Builder(const MemoryDims& m) : m_(m) {}
   void add(std::string name, int64_t elements, bool uses_d, const std::string& base, bool sharded,
            SaveKind kind = SaveKind::saved) {
-    int64_t bytes = elements * (uses_d ? m_.d : 1);
+    int64_t bytes = checked_mul(elements, uses_d ? m_.d : 1, "bytes of " + name);
     if (sharded) bytes /= m_.t;  // exact: check_dims guarantees divisibility
     std::string f = (uses_d ? "d*" : "") + base + (sharded && m_.t > 1 ? "/t" : "");
     out_.tensors.push_back({std::move(name), bytes, std::move(f), kind});
@@ -62,13 +63,15 @@ MemoryDims MemoryDims::from(const Config& c) {
   return m;
 }
 
+int64_t MemoryDims::sbh() const { return checked_product({s, b, h}, "s*b*h"); }
+
 std::string_view save_kind_name(SaveKind k) {
   return k == SaveKind::saved ? "saved" : "checkpoint_input";
 }
 
 int64_t LayerMemory::total() const {
   int64_t n = 0;
-  for (const auto& t : tensors) n += t.bytes;
+  for (const auto& t : tensors) n = checked_add(n, t.bytes, "layer bytes");
   return n;
 }
 
@@ -81,7 +84,7 @@ int64_t LayerMemory::bytes(std::string_view name) const {
 int64_t LayerMemory::prefix_bytes(std::string_view prefix) const {
   int64_t n = 0;
   for (const auto& t : tensors)
-    if (std::string_view(t.name).starts_with(prefix)) n += t.bytes;
+    if (std::string_view(t.name).starts_with(prefix)) n = checked_add(n, t.bytes, "layer bytes");
   return n;
 }
 
@@ -94,7 +97,8 @@ LayerMemory layer_memory(const MemoryDims& m, const std::vector<std::string>& se
   const bool ca = has(selective, "core_attn"), mlp = has(selective, "mlp"), ln = has(selective, "layernorm");
   const SaveKind qkv_kind = ca ? SaveKind::checkpoint_input : SaveKind::saved;
   const SaveKind fc1_kind = mlp ? SaveKind::checkpoint_input : SaveKind::saved;
-  const int64_t sbh = m.s * m.b * m.h, s2 = m.a * m.s * m.s * m.b, sbf = m.s * m.b * m.ffn;
+  const int64_t sbh = m.sbh(), s2 = checked_product({m.a, m.s, m.s, m.b}, "a*s^2*b"),
+                sbf = checked_product({m.s, m.b, m.ffn}, "s*b*ffn");
 
   Builder t(m);
   // Residual-stream tensors are replicated across TP ranks unless SP shards them.
@@ -114,7 +118,7 @@ LayerMemory layer_memory(const MemoryDims& m, const std::vector<std::string>& se
   if (!ln) t.add("mlp.fc1.input", sbh, true, "sbh", m.sp, fc1_kind);
   if (!mlp) {
     if (m.swiglu)
-      t.add("mlp.act.input", 2 * sbf, true, "sb*2ffn", true);
+      t.add("mlp.act.input", checked_mul(2, sbf, "s*b*2ffn"), true, "sb*2ffn", true);
     else
       t.add("mlp.act.input", sbf, true, "sb*ffn", true);
     t.add("mlp.fc2.input", sbf, true, "sb*ffn", true);
@@ -126,10 +130,10 @@ LayerMemory layer_memory(const MemoryDims& m, const std::vector<std::string>& se
 LayerMemory chunk_input_memory(const MemoryDims& m, bool distribute) {
   check_dims(m);
   const bool split = m.sp || (distribute && m.t > 1);
-  RCTS_CHECK(!split || (m.s * m.b * m.h) % m.t == 0,
+  RCTS_CHECK(!split || m.sbh() % m.t == 0,
              "memory model: chunk input numel s*b*h is not divisible by t = " + std::to_string(m.t));
   Builder t(m);
-  t.add("checkpoint.input", m.s * m.b * m.h, true, "sbh", split, SaveKind::checkpoint_input);
+  t.add("checkpoint.input", m.sbh(), true, "sbh", split, SaveKind::checkpoint_input);
   return t.take();
 }
 
@@ -205,15 +209,18 @@ StageMemory stage_memory(const Config& c) {
   int64_t prefix = 0;
   for (const Segment& g : segs) {
     int64_t stored = 0;
-    for (int i = g.begin; i < g.end; ++i) stored += st.layers[static_cast<size_t>(i)].total();
-    const int64_t live = prefix + (g.recomputed ? (g.end - g.begin) * st.full_layer_bytes : stored);
+    for (int i = g.begin; i < g.end; ++i) stored = checked_add(stored, st.layers[static_cast<size_t>(i)].total(), "stage bytes");
+    const int64_t live = checked_add(
+        prefix, g.recomputed ? checked_mul(g.end - g.begin, st.full_layer_bytes, "recomputed segment bytes") : stored,
+        "backward peak bytes");
     st.peak_backward_bytes = std::max(st.peak_backward_bytes, live);
-    prefix += stored;
+    prefix = checked_add(prefix, stored, "stage bytes");
   }
   st.stored_bytes = prefix;
   st.in_flight = std::min(c.parallel.pipeline_model_parallel_size, c.run.micro_batches);
-  st.in_flight_bytes = st.in_flight * st.stored_bytes;
-  st.peak_in_flight_bytes = (st.in_flight - 1) * st.stored_bytes + st.peak_backward_bytes;
+  st.in_flight_bytes = checked_mul(st.in_flight, st.stored_bytes, "in-flight bytes");
+  st.peak_in_flight_bytes = checked_add(checked_mul(st.in_flight - 1, st.stored_bytes, "in-flight bytes"),
+                                        st.peak_backward_bytes, "peak in-flight bytes");
   return st;
 }
 

@@ -19,6 +19,8 @@
 //   mlp.fc2.input                d·sb·ffn
 //   mlp.hidden_dropout.mask      sbh        only when hidden_dropout > 0
 // bf16, ffn = 4h, GeLU, dropout on: 34·sbh + 5·as²b. Flash attention: no s² tensors.
+// Every count is checked: a config whose bytes exceed int64 is an rcts::Error, never
+// a wrapped (negative) number.
 //
 // Tensor parallelism t shards heads and ffn (q, k, v, s² tensors, proj input, act and
 // fc2 inputs: /t); sequence parallelism also shards the sequence of the residual-stream
@@ -53,7 +55,7 @@ struct MemoryDims {
   int64_t t = 1;                   // tensor-parallel size
   bool sp = false;                 // sequence parallel
   static MemoryDims from(const Config& c);
-  int64_t sbh() const { return s * b * h; }
+  int64_t sbh() const;  // s*b*h; throws rcts::Error on int64 overflow
 };
 
 enum class SaveKind { saved, checkpoint_input };

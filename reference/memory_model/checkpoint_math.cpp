@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "reference/config/validate.hpp"
+#include "reference/memory_model/checked_math.hpp"
 #include "reference/core/error.hpp"
 
 namespace rcts {
@@ -13,7 +14,7 @@ int64_t checkpoint_peak(int L, int k, int64_t A, int64_t c) {
   RCTS_CHECK(L >= 1 && k >= 1 && k <= L, "checkpoint_peak: need 1 <= k <= L (k=" + std::to_string(k) +
                                              " L=" + std::to_string(L) + ")");
   const int64_t seg = (L + k - 1) / k;
-  return k * c + seg * A;
+  return checked_add(checked_mul(k, c, "k*c"), checked_mul(seg, A, "ceil(L/k)*A"), "checkpoint peak");
 }
 
 CheckpointOptimum checkpoint_optimum(int L, int64_t A, int64_t c) {
@@ -37,14 +38,21 @@ CheckpointOptimum checkpoint_optimum(int L, int64_t A, int64_t c) {
 
 LayerFlops layer_flops(const MemoryDims& m) {
   LayerFlops f;
-  const int64_t sbh = m.s * m.b * m.h;
-  f.qkv = 2 * sbh * 3 * m.h;
-  f.scores = 2 * m.b * m.s * m.s * m.h;
-  f.context = 2 * m.b * m.s * m.s * m.h;
-  f.proj = 2 * sbh * m.h;
-  f.fc1 = 2 * sbh * m.ffn * (m.swiglu ? 2 : 1);
-  f.fc2 = 2 * m.s * m.b * m.ffn * m.h;
+  const int64_t sbh = m.sbh();
+  f.qkv = checked_product({2, sbh, 3, m.h}, "qkv FLOPs");
+  f.scores = checked_product({2, m.b, m.s, m.s, m.h}, "attention score FLOPs");
+  f.context = f.scores;
+  f.proj = checked_product({2, sbh, m.h}, "projection FLOPs");
+  f.fc1 = checked_product({2, sbh, m.ffn, m.swiglu ? 2 : 1}, "fc1 FLOPs");
+  f.fc2 = checked_product({2, sbh, m.ffn}, "fc2 FLOPs");
   return f;
+}
+
+int64_t LayerFlops::core_attn() const { return checked_add(scores, context, "core attention FLOPs"); }
+int64_t LayerFlops::mlp() const { return checked_add(fc1, fc2, "MLP FLOPs"); }
+int64_t LayerFlops::total() const {
+  return checked_add(checked_add(checked_add(qkv, proj, "layer FLOPs"), core_attn(), "layer FLOPs"), mlp(),
+                     "layer FLOPs");
 }
 
 RecomputeOverhead recompute_overhead(const MemoryDims& m, int L, int full_layers,
@@ -54,14 +62,15 @@ RecomputeOverhead recompute_overhead(const MemoryDims& m, int L, int full_layers
   const LayerFlops f = layer_flops(m);
   int64_t per_layer = 0;  // selective: matmul FLOPs recomputed in every layer
   for (const auto& name : selective) {
-    if (name == "core_attn") per_layer += f.core_attn();
-    else if (name == "mlp") per_layer += f.mlp();
+    if (name == "core_attn") per_layer = checked_add(per_layer, f.core_attn(), "recompute FLOPs");
+    else if (name == "mlp") per_layer = checked_add(per_layer, f.mlp(), "recompute FLOPs");
     else RCTS_CHECK(name == "layernorm", "recompute_overhead: module '" + name + "' is not modelled");
     // layernorm recomputes no matmul
   }
   RecomputeOverhead o;
-  o.forward_flops = L * f.total();
-  o.recompute_flops = full_layers * f.total() + L * per_layer;
+  o.forward_flops = checked_mul(L, f.total(), "stage forward FLOPs");
+  o.recompute_flops = checked_add(checked_mul(full_layers, f.total(), "recompute FLOPs"),
+                                  checked_mul(L, per_layer, "recompute FLOPs"), "recompute FLOPs");
   o.recompute_ratio = static_cast<double>(o.recompute_flops) / static_cast<double>(o.forward_flops);
   o.step_ratio = 1.0 + o.recompute_ratio / 3.0;
   return o;

@@ -30,9 +30,10 @@ struct LayerFlops {
   int64_t proj = 0;     // 2·sbh·h
   int64_t fc1 = 0;      // 2·sbh·ffn (SwiGLU: 2·sbh·2ffn)
   int64_t fc2 = 0;      // 2·sb·ffn·h
-  int64_t total() const { return qkv + scores + context + proj + fc1 + fc2; }
-  int64_t core_attn() const { return scores + context; }
-  int64_t mlp() const { return fc1 + fc2; }
+  // Sums throw rcts::Error on int64 overflow, as layer_flops does.
+  int64_t total() const;
+  int64_t core_attn() const;
+  int64_t mlp() const;
 };
 LayerFlops layer_flops(const MemoryDims& m);
 

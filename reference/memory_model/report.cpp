@@ -8,6 +8,7 @@
 #include "reference/config/validate.hpp"
 #include "reference/memory_model/activation_memory.hpp"
 #include "reference/memory_model/checkpoint_math.hpp"
+#include "reference/memory_model/checked_math.hpp"
 
 namespace rcts {
 namespace {
@@ -92,7 +93,7 @@ json memory_report_json(const Config& c) {
     v.t = t;
     v.sp = sp;
     const int64_t bytes = chunk ? chunk_input_memory(v, false).total() : layer_memory(v, sel).total();
-    variants.push_back({{"name", name}, {"layer_bytes", bytes}, {"stage_bytes", bytes * L},
+    variants.push_back({{"name", name}, {"layer_bytes", bytes}, {"stage_bytes", checked_mul(bytes, L, "stage bytes")},
                         {"sbh_coefficient", bytes / sbh}});
   };
   const std::string tp = "TP=" + std::to_string(m.t);

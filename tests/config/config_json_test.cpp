@@ -101,6 +101,18 @@ TEST(ConfigJson, WrongTypesAreRejectedWithPathAndValue) {
   expect_error(json::parse(R"([1])"), "json.type", "", {"config object"});
 }
 
+TEST(ConfigJson, ResourceLimitsAreRejectedWithPathAndValue) {
+  expect_error(json::parse(R"({"model": {"num_layers": 1000000000}})"), "model.num_layers_limit", "/model/num_layers",
+               {"= 1000000000", "<= 1024"});
+  expect_error(json::parse(R"({"run": {"micro_batches": 1000000000}})"), "run.limit", "/run/micro_batches",
+               {"= 1000000000", "<= 65536"});
+  expect_error(json::parse(R"({"run": {"steps": 2147483647}})"), "run.limit", "/run/steps", {"= 2147483647"});
+  expect_error(json::parse(R"({"offload": {"link_bandwidth_gbps": 1e-12}})"), "offload.link_bounds",
+               "/offload/link_bandwidth_gbps", {"= 1e-12", ">= 0.01"});
+  expect_error(json::parse(R"({"offload": {"link_latency_us": 1e9}})"), "offload.link_bounds",
+               "/offload/link_latency_us", {"= 1e+09 must be <= 1e+05"});
+}
+
 TEST(ConfigJson, OutOfRangeValuesAreRejectedWithPathAndValue) {
   expect_error(json::parse(R"({"model": {"hidden_dropout": 1.5}})"), "model.dropout_range", "/model/hidden_dropout",
                {"1.5", "[0, 1)"});
