@@ -1,5 +1,6 @@
 #include "backends/registry.hpp"
 
+#include "backends/cpu/bodies_backend.hpp"
 #include "backends/cpu/cpu_backend.hpp"
 #include "reference/core/error.hpp"
 
@@ -11,6 +12,8 @@ const std::vector<BackendEntry>& registered_backends() {
        [] { return cpu::make_cpu_backend(); }},
       {"cpu-scalar", "kernels/cpu pinned to the portable GEMM and scalar element-wise loops (the CPU's bits)", "cpu",
        [] { return std::string(); }, [] { return cpu::make_cpu_scalar_backend(); }},
+      {"cpu-exact", "the CUDA exact tier's per-output bodies run in host loops (the CPU's bits)", "cpu",
+       [] { return std::string(); }, [] { return cpu::make_cpu_exact_backend(); }},
       {"cuda", "CUDA exact tier (the CPU's bits on the GPU)", "cpu",
        [] { return std::string("not built: the CUDA backend is not written yet"); },
        []() -> std::unique_ptr<Backend> { throw Error("the CUDA backend is not built"); }},
