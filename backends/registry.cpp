@@ -3,6 +3,9 @@
 #include "backends/cpu/bodies_backend.hpp"
 #include "backends/cpu/cpu_backend.hpp"
 #include "reference/core/error.hpp"
+#ifdef RCTS_HAVE_CUDA_BACKEND
+#include "backends/cuda/cuda_backend.hpp"
+#endif
 
 namespace rcts {
 
@@ -14,9 +17,14 @@ const std::vector<BackendEntry>& registered_backends() {
        [] { return std::string(); }, [] { return cpu::make_cpu_scalar_backend(); }},
       {"cpu-exact", "the CUDA exact tier's per-output bodies run in host loops (the CPU's bits)", "cpu",
        [] { return std::string(); }, [] { return cpu::make_cpu_exact_backend(); }},
-      {"cuda", "CUDA exact tier (the CPU's bits on the GPU)", "cpu",
-       [] { return std::string("not built: the CUDA backend is not written yet"); },
+#ifdef RCTS_HAVE_CUDA_BACKEND
+      {"cuda", "CUDA exact tier: the exact-tier bodies on the GPU (the CPU's bits)", "cpu",
+       [] { return cuda::unavailable_reason(); }, [] { return cuda::make_cuda_backend(); }},
+#else
+      {"cuda", "CUDA exact tier: the exact-tier bodies on the GPU (the CPU's bits)", "cpu",
+       [] { return std::string("not built: configure with nvcc available (RCTS_WITH_CUDA=AUTO or ON)"); },
        []() -> std::unique_ptr<Backend> { throw Error("the CUDA backend is not built"); }},
+#endif
   };
   return entries;
 }

@@ -100,6 +100,10 @@ RankContext rank_context(const Config& cfg, const Case& c, const RunOptions& o) 
 
 RunRecord run_config(const Config& cfg, const RankContext& rc, const RunOptions& o) {
   RCTS_CHECK(o.backend, "run options name no backend");
+  // The MPI communicator moves host bytes; device memory needs a device communicator.
+  RCTS_CHECK(!rc.groups || o.backend->memory().host_accessible(Domain::device),
+             "backend '" + o.backend->name() + "' keeps tensors in device memory, which the MPI communicator cannot "
+             "move: multi-rank runs on it need a device communicator (NCCL, not built yet)");
   return execute(cfg, *o.backend, rc.coords, rc.groups ? &*rc.groups : nullptr);
 }
 

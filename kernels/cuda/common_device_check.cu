@@ -1,8 +1,8 @@
 // The shared pieces of kernels/common compiled for the device, with the exact tier's
 // flags (--fmad=false -prec-div=true -prec-sqrt=true -ftz=false): Philox, the dropout
-// rule, bf16 rounding and detmath, each called from a kernel. Nothing runs here; the
-// build proves the headers are device code, and tests/cuda scans this file's PTX for
-// approximate, flush-to-zero or fused instructions (design §2: none may appear).
+// rule, bf16 rounding and detmath, each called from a kernel. Nothing runs here;
+// tests/cuda compiles it to PTX (proving the headers are device code) and scans the PTX
+// for approximate, flush-to-zero or fused instructions (design §2: none may appear).
 #include <cstdint>
 
 #include "kernels/common/bf16.hpp"

@@ -20,7 +20,7 @@ class HostHeap final : public MemoryResource {
     if (bytes > 0) std::memset(p, value, static_cast<size_t>(bytes));
   }
   void copy(std::byte* dst, Domain, const std::byte* src, Domain, int64_t bytes) override {
-    if (bytes > 0 && dst != src) std::memcpy(dst, src, static_cast<size_t>(bytes));
+    if (bytes > 0 && dst != src) std::memmove(dst, src, static_cast<size_t>(bytes));
   }
   bool host_accessible(Domain) const override { return true; }
 };

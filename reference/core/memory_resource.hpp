@@ -25,7 +25,7 @@ class MemoryResource {
   virtual void deallocate(Domain d, std::byte* p, int64_t bytes) noexcept = 0;
   // Sets `bytes` bytes at p (in domain d) to `value`.
   virtual void fill(Domain d, std::byte* p, uint8_t value, int64_t bytes) = 0;
-  // Copies `bytes` bytes; the ranges may not overlap unless dst == src.
+  // Copies `bytes` bytes (overlapping ranges allowed).
   virtual void copy(std::byte* dst, Domain dst_domain, const std::byte* src, Domain src_domain, int64_t bytes) = 0;
   // Whether host code may read and write bytes of domain d directly.
   virtual bool host_accessible(Domain d) const = 0;

@@ -28,7 +28,7 @@ void Communicator::all_to_all(const void* send, void* recv, int64_t bytes_per_pe
 
 void SingleCommunicator::all_gather(const void* send, void* recv, int64_t bytes) {
   RCTS_CHECK(bytes >= 0, "single all_gather: negative byte count " + std::to_string(bytes));
-  if (bytes > 0 && send != recv) std::memmove(recv, send, static_cast<size_t>(bytes));
+  copy(recv, send, bytes);
 }
 
 void SingleCommunicator::all_to_allv(const void* send, const int64_t* send_bytes, void* recv,
@@ -36,7 +36,7 @@ void SingleCommunicator::all_to_allv(const void* send, const int64_t* send_bytes
   RCTS_CHECK(send_bytes[0] >= 0 && recv_bytes[0] >= 0, "single all_to_allv: negative byte count");
   RCTS_CHECK(send_bytes[0] == recv_bytes[0], "single all_to_allv: rank 0 sends " + std::to_string(send_bytes[0]) +
                                                  " bytes to itself but expects " + std::to_string(recv_bytes[0]));
-  if (send_bytes[0] > 0 && send != recv) std::memmove(recv, send, static_cast<size_t>(send_bytes[0]));
+  copy(recv, send, send_bytes[0]);
 }
 
 void SingleCommunicator::broadcast(void*, int64_t bytes, int root) {
@@ -44,6 +44,14 @@ void SingleCommunicator::broadcast(void*, int64_t bytes, int root) {
   RCTS_CHECK(root == 0, "single broadcast: root " + std::to_string(root) + " is not a rank of a world of one");
 }
 
-std::unique_ptr<Communicator> SingleCommunicator::split(int, int) { return std::make_unique<SingleCommunicator>(); }
+std::unique_ptr<Communicator> SingleCommunicator::split(int, int) { return std::make_unique<SingleCommunicator>(memory_); }
+
+void SingleCommunicator::copy(void* dst, const void* src, int64_t bytes) {
+  if (bytes <= 0 || dst == src) return;
+  if (memory_)
+    memory_->copy(static_cast<std::byte*>(dst), Domain::device, static_cast<const std::byte*>(src), Domain::device, bytes);
+  else
+    std::memmove(dst, src, static_cast<size_t>(bytes));
+}
 
 }  // namespace rcts

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "reference/core/error.hpp"
+#include "reference/core/memory_resource.hpp"
 
 namespace rcts {
 
@@ -70,9 +71,11 @@ class Communicator {
   std::vector<int> summation_order() const;
 };
 
-// A group of one rank: every collective is a copy.
+// A group of one rank: every collective is a copy, through `memory` when given (a
+// backend's device memory the host cannot touch), else a plain memmove.
 class SingleCommunicator final : public Communicator {
  public:
+  explicit SingleCommunicator(MemoryResource* memory = nullptr) : memory_(memory) {}
   using Communicator::all_gather;
   int rank() const override { return 0; }
   int size() const override { return 1; }
@@ -82,6 +85,10 @@ class SingleCommunicator final : public Communicator {
   void broadcast(void* data, int64_t bytes, int root) override;
   void barrier() override {}
   std::unique_ptr<Communicator> split(int color, int key) override;
+
+ private:
+  void copy(void* dst, const void* src, int64_t bytes);
+  MemoryResource* memory_;
 };
 
 }  // namespace rcts

@@ -68,7 +68,7 @@ struct Runtime {
   std::map<std::string, double> side_effects;
   void add_side_effect(const std::string& key, double value);
   int micro_batch = 0;  // current micro-batch (for mask records)
-  SingleCommunicator single;
+  SingleCommunicator single{&backend.memory()};
   // Process groups of this rank (design §8); the world of one by default.
   Communicator* tp_group = &single;
   Communicator* dp_group = &single;
