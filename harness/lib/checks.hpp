@@ -26,10 +26,13 @@ CheckResult check_memory(const MemoryExpect& expect, const RunRecord& base, cons
                          const std::string& label);
 CheckResult check_counts(const std::vector<CountExpect>& expect, const RunRecord& run, const std::string& label);
 
-// Offload invariants (design §9): every configured module moved bytes; offloaded ==
-// reloaded per group name; only tensors of >= min_offloaded_tensor_size elements
-// moved; the first-in-backward group of each name stayed on device after warmup;
-// the host pool did not grow after the first offloading iteration; and at the end
+// Offload invariants (design §9): offloaded == reloaded per group name; only tensors
+// of >= min_offloaded_tensor_size elements moved; warmup moved nothing; every
+// expected group formed in every micro-batch after warmup, the first-in-backward group
+// of each name stayed on device and every other group moved its eligible bytes; a
+// module moved nothing only when all it saved is recomputed or a parameter
+// (offload_invariants.hpp); the host pool did not grow after the first offloading
+// iteration; and at the end
 // of every forward, device bytes held for backward + bytes resident on the host
 // equal the device bytes of the same config without offload (strict streams). The detail reports bytes
 // moved, exposed wait and device peaks with and without offload.

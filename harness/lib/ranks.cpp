@@ -130,24 +130,78 @@ CheckResult check_masks_across_ranks(const RunRecord& run, const GroupLayout& la
           label + ": " + std::to_string(compared) + " rank-pair mask comparisons follow design §5"};
 }
 
-CheckResult check_tp_replicas(const RunRecord& run, const GroupLayout& layout, Communicator& world,
-                              const std::string& label) {
-  nlohmann::json mine = nlohmann::json::array();
-  for (size_t i = 0; i < run.losses.size(); ++i)
-    mine.push_back({run.losses[i], fnv1a64(run.outputs[i].bytes(), static_cast<size_t>(run.outputs[i].nbytes()))});
-  const auto all = all_gather_strings(world, mine.dump());
-  int compared = 0;
+bool tp_replicated_parameter(const std::string& name) {
+  for (const char* tail : {"_layernorm.weight", "_layernorm.bias", ".attention.proj.bias", ".mlp.fc2.bias",
+                           ".router.weight"})
+    if (name.size() >= std::strlen(tail) && name.compare(name.size() - std::strlen(tail), std::strlen(tail), tail) == 0)
+      return true;
+  return false;
+}
+
+std::string tp_replica_digest(const RunRecord& run) {
+  auto digest = [](const Tensor& t) { return fnv1a64(t.bytes(), static_cast<size_t>(t.nbytes())); };
+  nlohmann::json j = {{"losses", nlohmann::json::array()}, {"outputs", nlohmann::json::array()},
+                      {"parameters", nlohmann::json::array()}};
+  for (size_t i = 0; i < run.losses.size(); ++i) {
+    j["losses"].push_back(run.losses[i]);
+    j["outputs"].push_back(digest(run.outputs[i]));
+  }
+  for (size_t i = 0; i < run.params.size(); ++i) {
+    const std::string& name = run.params[i].name;
+    const bool expert = name.find(".moe.experts.") != std::string::npos;
+    if (expert || tp_replicated_parameter(name))
+      j["parameters"].push_back({name, digest(run.params[i].tensor), digest(run.grads[i].tensor), expert});
+  }
+  return j.dump();
+}
+
+CheckResult compare_tp_replicas(const std::vector<std::string>& per_rank, const GroupLayout& layout,
+                                const std::string& label) {
+  auto fail = [&](std::string why) { return CheckResult{"tp_replicas", Outcome::fail, label + ": " + std::move(why)}; };
+  std::vector<nlohmann::json> all;
+  for (const auto& s : per_rank) all.push_back(nlohmann::json::parse(s));
+  int pairs = 0;
+  size_t parameters = 0;
   for (int a = 0; a < layout.world; ++a)
     for (int b = a + 1; b < layout.world; ++b) {
       const RankCoords ca = coords_of(layout, a), cb = coords_of(layout, b);
       if (ca.dp != cb.dp || ca.pp != cb.pp) continue;  // not in one TP group
-      ++compared;
-      if (all[static_cast<size_t>(a)] != all[static_cast<size_t>(b)])
-        return {"tp_replicas", Outcome::fail,
-                label + ": world ranks " + std::to_string(a) + " and " + std::to_string(b) +
-                    " (one TP group) hold different losses or outputs; a reduction is not in rank order"};
+      ++pairs;
+      const auto &ja = all[static_cast<size_t>(a)], &jb = all[static_cast<size_t>(b)];
+      const std::string ranks = "world ranks " + std::to_string(a) + " and " + std::to_string(b) + " (one TP group)";
+      if (ja["losses"] != jb["losses"] || ja["outputs"] != jb["outputs"])
+        return fail(ranks + " hold different losses or outputs; a reduction is not in rank order");
+      // Routed experts are replicas only between ranks of the same EP and ETP rank.
+      const bool same_experts = ca.ep == cb.ep && ca.etp == cb.etp;
+      nlohmann::json pa = nlohmann::json::array(), pb = nlohmann::json::array();
+      for (const auto& p : ja["parameters"])
+        if (same_experts || !p[3].get<bool>()) pa.push_back(p);
+      for (const auto& p : jb["parameters"])
+        if (same_experts || !p[3].get<bool>()) pb.push_back(p);
+      if (pa.size() != pb.size()) return fail(ranks + " hold different replicated parameter lists");
+      if (pa.empty()) return fail(ranks + " hold no replicated parameter (layernorms, row-parallel biases, router)");
+      for (size_t i = 0; i < pa.size(); ++i) {
+        const std::string name = pa[i][0];
+        if (pb[i][0] != pa[i][0]) return fail(ranks + " list replicated parameters in different orders");
+        if (pa[i][1] != pb[i][1])
+          return fail(ranks + " hold different values of " + name + ", which every TP rank holds in full");
+        if (pa[i][2] != pb[i][2])
+          return fail(ranks + " hold different gradients of " + name + ", which every TP rank holds in full: "
+                      "its gradient must be summed over the full gradient or all-reduced over TP (design §8)" +
+                      (pa[i][3].get<bool>() ? std::string(" (a routed expert: both ranks route their own sequence "
+                                                          "shard through it)")
+                                            : std::string()));
+      }
+      parameters = pa.size();
     }
-  return {"tp_replicas", Outcome::pass, label + ": " + std::to_string(compared) + " TP rank pairs agree bit for bit"};
+  return {"tp_replicas", Outcome::pass,
+          label + ": " + std::to_string(pairs) + " TP rank pairs agree bit for bit (losses, outputs, " +
+              std::to_string(parameters) + " replicated parameters and their gradients)"};
+}
+
+CheckResult check_tp_replicas(const RunRecord& run, const GroupLayout& layout, Communicator& world,
+                              const std::string& label) {
+  return compare_tp_replicas(all_gather_strings(world, tp_replica_digest(run)), layout, label);
 }
 
 }  // namespace rcts::harness

@@ -26,8 +26,23 @@ CaseResult merge_across_ranks(const CaseResult& mine, Communicator& world);
 CheckResult check_masks_across_ranks(const RunRecord& run, const GroupLayout& layout, Communicator& world,
                                      const std::string& label);
 
+// The parameters every rank of a TP group holds in full (design §8), decided by name
+// from the model: both layernorms' weights and biases (all-reduced over TP under
+// SP), the row-parallel biases (attention output projection, dense fc2: summed over
+// the full gradient) and the MoE router weight (all-reduced under SP). Everything else
+// is a TP shard (QKV and fc1 with their biases, the projection and fc2 weights, the
+// shared experts) or a routed expert ("*.moe.experts.*"), which EP/ETP place: two TP
+// ranks of the same EP and ETP rank hold the same experts (in full when ETP = 1), and
+// compare_tp_replicas compares those too.
+bool tp_replicated_parameter(const std::string& name);
+
 // Tensor-parallel replicas agree: every rank of a TP group holds bit-identical
-// losses and (gathered) outputs; collective over `world`.
+// losses, (gathered) outputs, and values and gradients of every replicated
+// parameter. tp_replica_digest is one rank's part, compare_tp_replicas judges every
+// rank's (in world rank order); check_tp_replicas is both, collective over `world`.
+std::string tp_replica_digest(const RunRecord& run);
+CheckResult compare_tp_replicas(const std::vector<std::string>& per_rank, const GroupLayout& layout,
+                                const std::string& label);
 CheckResult check_tp_replicas(const RunRecord& run, const GroupLayout& layout, Communicator& world,
                               const std::string& label);
 

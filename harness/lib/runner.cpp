@@ -233,8 +233,10 @@ CaseResult run_case_on_this_rank(const Case& c, const RunOptions& o) {
         auto counts = ce.counts;
         counts.insert(counts.end(), ve.counts.begin(), ve.counts.end());
         if (!counts.empty()) res.checks.push_back(check_counts(counts, run, v.name));
-        if ((ce.masks_across_ranks || ve.masks_across_ranks) && multi)
+        if ((ce.masks_across_ranks || ve.masks_across_ranks) && multi) {
           res.checks.push_back(check_masks_across_ranks(run, vrc.layout, *o.world, v.name));
+          res.checks.push_back(check_tp_replicas(run, vrc.layout, *o.world, v.name));
+        }
       }
       if (ce.golden) res.checks.push_back(check_golden(c, base, o.golden_dir, o.backend->golden_name(), o.world));
       if (dump) dump->finish();

@@ -51,6 +51,9 @@ const std::vector<FaultInfo>& all_faults() {
        "a tracker fork leaves without storing the advanced state back: every fork of a stream redraws its blocks"},
       {Fault::rng_replayed_per_micro_batch, "rng_replayed_per_micro_batch",
        "every micro-batch runs inside a fork_rng scope: each one redraws the previous micro-batch's masks"},
+      {Fault::sp_grad_not_reduced, "sp_grad_not_reduced",
+       "under sequence parallelism the layernorm biases are not all-reduced over TP (a parameter missing its "
+       "sequence_parallel flag): each rank keeps the partial gradient of its own shard", 2},
   };
   return list;
 }

@@ -32,6 +32,7 @@ enum class Fault {
   moe_act_commit_before_fc2, // offload: the moe_act group is committed before fc2 (not after)
   fork_no_write_back,        // a tracker fork leaves without storing its advanced state back
   rng_replayed_per_micro_batch,  // all RNG states restored after every micro-batch (fork_rng around the step)
+  sp_grad_not_reduced,       // under SP a replicated parameter (the layernorm biases) is not all-reduced over TP
 };
 
 struct FaultInfo {

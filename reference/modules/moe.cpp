@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <optional>
 
+#include "reference/config/validate.hpp"
 #include "reference/runtime/compute.hpp"
 #include "reference/recompute/checkpoint_function.hpp"
 
@@ -28,8 +29,9 @@ std::string checked_path(const Runtime& rt, std::string path) {
 
 MoeRecompute MoeRecompute::from(const Config& c) {
   MoeRecompute r;
-  if (!c.run.training || c.recompute.recompute_granularity != "selective") return r;
-  const auto& v = c.recompute.recompute_modules;
+  const RecomputeConfig e = effective_recompute(c.recompute);  // the moe_layer_recompute alias applied
+  if (!c.run.training || e.recompute_granularity != "selective") return r;
+  const auto& v = e.recompute_modules;
   auto has = [&](const char* m) { return std::find(v.begin(), v.end(), m) != v.end(); };
   r.shared_experts = has("shared_experts");
   r.moe_act = has("moe_act");

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "reference/config/validate.hpp"
 #include "reference/core/faults.hpp"
 #include "reference/recompute/checkpoint_function.hpp"
 #include "reference/recompute/checkpoint_state.hpp"
@@ -11,14 +12,17 @@ namespace rcts {
 
 SelectiveRecompute SelectiveRecompute::from(const Config& c) {
   SelectiveRecompute r;
-  if (!c.run.training || c.recompute.recompute_granularity != "selective") return r;
+  // The settings the run uses: the moe_layer_recompute alias means selective + moe
+  // also when no granularity is given.
+  const RecomputeConfig e = effective_recompute(c.recompute);
+  if (!c.run.training || e.recompute_granularity != "selective") return r;
   auto has = [&](const char* m) {
-    const auto& v = c.recompute.recompute_modules;
+    const auto& v = e.recompute_modules;
     return std::find(v.begin(), v.end(), m) != v.end();
   };
   r.core_attn = has("core_attn");
   r.mlp = has("mlp");
-  r.moe = has("moe") || c.recompute.moe_layer_recompute;
+  r.moe = has("moe");
   r.layernorm = has("layernorm");
   return r;
 }

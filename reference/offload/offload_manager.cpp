@@ -64,7 +64,9 @@ PackedTensor OffloadManager::pack(const Tensor& t, const SaveInfo& info) {
   else if (t.storage()->recomputed_by_checkpoint()) kept = "recomputed";
   else if (size < config_.offload.min_offloaded_tensor_size) kept = "threshold";
   if (!kept.empty()) {
-    if (!warmup_) report_.tensors.push_back({where, tname, t.numel(), false, kept});
+    if (!warmup_)
+      report_.tensors.push_back(
+          {where, tname, t.numel(), false, kept, t.storage()->id(), t.storage()->nbytes(), t.storage()->name()});
     report_.by_name[g.name].kept_bytes += warmup_ ? 0 : t.nbytes();
     return p;
   }
@@ -84,7 +86,9 @@ PackedTensor OffloadManager::pack(const Tensor& t, const SaveInfo& info) {
     g.views.push_back({t, s});
     view = g.views.size() - 1;
     g.view_index[dedup] = view;
-    if (!warmup_) report_.tensors.push_back({where, tname, t.numel(), true, ""});
+    if (!warmup_)
+      report_.tensors.push_back(
+          {where, tname, t.numel(), true, "", t.storage()->id(), t.storage()->nbytes(), t.storage()->name()});
   }
   p.tag = Tag{*open_, view};
   return p;
@@ -112,10 +116,13 @@ void OffloadManager::commit(const std::string& name, int layer) {
   const std::string k = key(name, layer);
   auto& stats = report_.by_name[name];
   if (warmup_) return;
+  auto& group_stats = report_.by_group[k];
   ++stats.groups;
+  ++group_stats.groups;
   const bool margin = margin_.count(k) && !fault_on(Fault::offload_no_margin) && name != "layer";
   if (margin) {
     ++stats.margin_groups;
+    ++group_stats.margin_groups;
     for (const auto& sc : g->storages) stats.kept_bytes += sc.storage->released() ? 0 : sc.storage->nbytes();
     for (auto& t : report_.tensors)
       if (t.group == k && t.offloaded) {
@@ -135,6 +142,7 @@ void OffloadManager::commit(const std::string& name, int layer) {
     sc.offloaded = true;
     const int64_t bytes = sc.storage->nbytes();
     stats.offloaded_bytes += bytes;
+    group_stats.offloaded_bytes += bytes;
     resident_ += bytes;
     sc.host = pool_.acquire({bytes}, DType::u8, sc.storage->name() + ".host");
     auto storage = sc.storage;
@@ -168,8 +176,8 @@ void OffloadManager::issue_reload(Group& g) {
     auto storage = sc.storage;
     Tensor host = sc.host;
     HostPool* pool = &pool_;
-    auto& stats = report_.by_name[g.name];
-    stats.reloaded_bytes += storage->nbytes();
+    report_.by_name[g.name].reloaded_bytes += storage->nbytes();
+    report_.by_group[key(g.name, g.layer)].reloaded_bytes += storage->nbytes();
     sc.h2d = h2d_->enqueue(
         [storage, host]() {
           auto donor = Storage::allocate(storage->tracker(), storage->memory(), storage->domain(), storage->category(),

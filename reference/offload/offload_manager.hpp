@@ -36,7 +36,10 @@ struct OffloadedTensor {
   std::string tensor; // save record key
   int64_t numel = 0;
   bool offloaded = false;
-  std::string kept_because;  // "threshold", "margin", "warmup", "released", "parameter"
+  std::string kept_because;  // "threshold", "margin", "recomputed", "parameter"
+  uint64_t storage = 0;      // the view's storage (one host copy per storage and group)
+  int64_t storage_bytes = 0;
+  std::string storage_name;  // its producer's name, e.g. "layers.0.input_layernorm.output"
 };
 
 struct OffloadGroupStats {
@@ -46,6 +49,7 @@ struct OffloadGroupStats {
 
 struct OffloadReport {
   std::map<std::string, OffloadGroupStats> by_name;
+  std::map<std::string, OffloadGroupStats> by_group;  // "name@layer" after warmup (kept_bytes unused)
   std::vector<OffloadedTensor> tensors;           // every save the manager saw after warmup
   std::vector<std::string> margin_groups;         // e.g. "attn_norm@4"
   std::vector<int64_t> host_pool_allocations;     // cumulative, after each iteration
