@@ -16,6 +16,7 @@
 #include <set>
 
 #include "backends/registry.hpp"
+#include "harness/lib/check_kinds.hpp"
 #include "harness/lib/runner.hpp"
 #include "harness/lib/strict_json.hpp"
 #include "harness/lib/version.hpp"
@@ -177,6 +178,7 @@ int main(int argc, char** argv) {
   run->add_option("--junit", junit_out, "write results as JUnit XML");
   run->add_option("--dump", dump_dir, "write inputs, parameters, masks and gradients as .npy + index.json");
   run->add_option("--mutant", mutant, "switch on a compiled-in fault (see `rcts mutants --list`)");
+  auto* checks = app.add_subcommand("checks", "list the check kinds a case's \"expect\" may name");
   auto* list = app.add_subcommand("list", "list cases");
   add_common(list);
   auto* explain = app.add_subcommand("explain", "print a case's plan: configs, chunks, recomputed modules, bytes, seeds");
@@ -231,6 +233,12 @@ int main(int argc, char** argv) {
     if (*memory) {
       Config cfg = read_config_file(config_file);
       std::cout << (as_json ? memory_report_json(cfg).dump(2) + "\n" : memory_report_text(cfg));
+      return 0;
+    }
+    if (*checks) {
+      for (const auto& k : check_kinds())
+        std::cout << std::left << std::setw(20) << k.name << std::setw(12)
+                  << (k.case_level_only ? "case" : "case, variant") << k.summary << "\n";
       return 0;
     }
     if (*mutants && list_mutants) {

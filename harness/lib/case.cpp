@@ -6,6 +6,7 @@
 #include <new>
 
 #include "backends/registry.hpp"
+#include "harness/lib/check_kinds.hpp"
 #include "harness/lib/json_reader.hpp"
 #include "harness/lib/strict_json.hpp"
 
@@ -15,42 +16,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-constexpr int64_t kMax = std::numeric_limits<int32_t>::max();
-
-Expect parse_expect(const JsonReader& r) {
-  r.expect_object({"bitwise", "masks", "masks_across_ranks", "rng", "golden", "memory", "counts", "offload", "config_error"});
-  Expect e;
-  if (r.has("bitwise")) e.bitwise = r.at("bitwise").boolean();
-  if (r.has("masks")) e.masks = r.at("masks").boolean();
-  if (r.has("rng")) e.rng = r.at("rng").boolean();
-  if (r.has("golden")) e.golden = r.at("golden").boolean();
-  if (r.has("offload")) e.offload = r.at("offload").boolean();
-  if (r.has("masks_across_ranks")) e.masks_across_ranks = r.at("masks_across_ranks").boolean();
-  if (r.has("config_error")) e.config_error = r.at("config_error").str();
-  if (r.has("memory")) {
-    auto m = r.at("memory");
-    m.expect_object({"analytic", "max_ratio", "budget_bytes"});
-    MemoryExpect me;
-    if (m.has("analytic")) me.analytic = m.at("analytic").boolean();
-    if (m.has("max_ratio")) me.max_ratio = m.at("max_ratio").number(0.0, 1e9);
-    if (m.has("budget_bytes")) me.budget_bytes = m.at("budget_bytes").integer(0, std::numeric_limits<int64_t>::max());
-    e.memory = me;
-  }
-  if (r.has("counts")) {
-    auto c = r.at("counts");
-    if (!c.json().is_object()) c.fail("expected an object mapping module patterns to {original, recompute}");
-    for (const auto& [pattern, v] : c.json().items()) {
-      JsonReader one(r.file(), v, c.path() + "/" + pattern);
-      one.expect_object({"original", "recompute"});
-      CountExpect ce{pattern, 0, 0};
-      if (!one.has("original") || !one.has("recompute")) one.fail("needs both 'original' and 'recompute'");
-      ce.original = one.at("original").integer(0, kMax);
-      ce.recompute = one.at("recompute").integer(0, kMax);
-      e.counts.push_back(ce);
-    }
-  }
-  return e;
-}
 
 bool valid_id(const std::string& id) {
   if (id.empty() || id.front() == '.' || id.back() == '.') return false;
@@ -101,7 +66,7 @@ Case case_from_json(const nlohmann::json& j, const fs::path& file) {
     if (s.has("ep")) c.seed_ranks.ep = static_cast<int>(s.at("ep").integer(0, 4095));
     if (s.has("etp")) c.seed_ranks.etp = static_cast<int>(s.at("etp").integer(0, 4095));
   }
-  if (r.has("expect")) c.expect = parse_expect(r.at("expect"));
+  if (r.has("expect")) c.expect = parse_expectations(r.at("expect"), /*variant=*/false);
   if (r.has("xfail")) c.xfail = r.at("xfail").str();
   if (r.has("variants")) {
     auto a = r.at("variants");
@@ -115,8 +80,7 @@ Case case_from_json(const nlohmann::json& j, const fs::path& file) {
       if (names[var.name]++) v.at("name").fail("duplicate variant name");
       if (!v.has("config") || !v.json().at("config").is_object()) v.fail("needs 'config': an object patched over the case config");
       var.patch = v.json().at("config");
-      if (v.has("expect")) var.expect = parse_expect(v.at("expect"));
-      if (var.expect.config_error) v.at("expect").fail("config_error belongs to the case, not to a variant");
+      if (v.has("expect")) var.expect = parse_expectations(v.at("expect"), /*variant=*/true);
       c.variants.push_back(std::move(var));
     }
   }

@@ -1,8 +1,10 @@
 // Strict JSON reading with locations: every error names the file, the JSON
 // pointer path and the offending value.
 #pragma once
+#include <algorithm>
 #include <initializer_list>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -23,15 +25,15 @@ class JsonReader {
   const std::string& file() const { return file_; }
 
   void expect_object(std::initializer_list<const char*> allowed) const {
+    expect_object(std::vector<std::string>(allowed.begin(), allowed.end()));
+  }
+  void expect_object(const std::vector<std::string>& allowed) const {
     if (!j_.is_object()) fail("expected an object");
     for (const auto& [k, v] : j_.items()) {
-      bool ok = false;
-      for (const char* a : allowed) ok = ok || k == a;
-      if (!ok) {
-        std::string list;
-        for (const char* a : allowed) list += (list.empty() ? "" : ", ") + std::string(a);
-        JsonReader(file_, v, path_ + "/" + k).fail("unknown key '" + k + "' (allowed: " + list + ")");
-      }
+      if (std::find(allowed.begin(), allowed.end(), k) != allowed.end()) continue;
+      std::string list;
+      for (const auto& a : allowed) list += (list.empty() ? "" : ", ") + a;
+      JsonReader(file_, v, path_ + "/" + k).fail("unknown key '" + k + "' (allowed: " + list + ")");
     }
   }
   bool has(const char* key) const { return j_.is_object() && j_.contains(key); }

@@ -10,6 +10,7 @@
 #include <ostream>
 #include <sstream>
 
+#include "harness/lib/check_kinds.hpp"
 #include "harness/lib/checks.hpp"
 #include "harness/lib/golden.hpp"
 #include "harness/lib/npy.hpp"
@@ -29,22 +30,6 @@ namespace {
 
 bool contains(const std::vector<std::string>& v, const std::string& s) {
   return std::find(v.begin(), v.end(), s) != v.end();
-}
-
-// The config_error expectation: the config must be rejected with exactly this code.
-CheckResult check_config_error(const Case& c, const std::string& code) {
-  std::vector<std::string> got;
-  try {
-    Config cfg = config_from_json(c.config, c.file.string());
-    for (const auto& issue : validate(cfg)) got.push_back(issue.code);
-  } catch (const ConfigError& e) {
-    got.push_back(e.code());
-  }
-  if (contains(got, code)) return {"config_error", Outcome::pass, "rejected with " + code};
-  std::string list;
-  for (const auto& g : got) list += (list.empty() ? "" : ", ") + g;
-  return {"config_error", Outcome::fail,
-          "expected rejection with '" + code + "', got " + (got.empty() ? std::string("no error: the config is valid") : list)};
 }
 
 Config load_config(const Case& c, const nlohmann::json* patch, const std::string& label) {
@@ -166,8 +151,14 @@ CaseResult run_case_on_this_rank(const Case& c, const RunOptions& o) {
     return finish();
   }
   try {
+    const auto kinds = requested_kinds(c.expect);
     if (c.expect.config_error) {
-      res.checks.push_back(check_config_error(c, *c.expect.config_error));
+      // Judged on the config alone: nothing runs.
+      static const RunRecord nothing;
+      static const GroupLayout one_rank;
+      const CheckContext x{c, o, false, nothing, one_rank, nullptr, nullptr, nullptr, {}};
+      for (const CheckKind* k : kinds)
+        if (k->runs_without_execution) k->on_case_end(x, res.checks);
     } else {
       Config base_cfg = load_config(c, nullptr, "baseline");
       auto unsupported = check_supported(base_cfg);
@@ -184,8 +175,9 @@ CaseResult run_case_on_this_rank(const Case& c, const RunOptions& o) {
       const RankContext base_rc = rank_context(base_cfg, c, o);
       const RunRecord base = run_within_limits(base_cfg, base_rc, c, "baseline", o);
       const bool multi = o.world && o.world->size() > 1;
+      CheckContext x{c, o, multi, base, base_rc.layout, nullptr, nullptr, nullptr, {}};
       if (o.golden_only) {
-        if (c.expect.golden) res.checks.push_back(check_golden(c, base, o.golden_dir, o.backend->golden_name(), o.world));
+        if (const CheckKind* g = find_check_kind("golden"); g->requested(c.expect)) g->on_case_end(x, res.checks);
         res.outcome = combine(res.checks);
         return finish();
       }
@@ -194,51 +186,27 @@ CaseResult run_case_on_this_rank(const Case& c, const RunOptions& o) {
         dump.emplace(*o.dump_dir / (multi ? c.id + ".rank" + std::to_string(o.world->rank()) : c.id));
         dump_run(*dump, base, "baseline");
       }
-      const Expect& ce = c.expect;
-      if (ce.masks) res.checks.push_back(check_masks(base, base, "baseline"));
-      if (ce.rng) res.checks.push_back(check_rng(base, base, "baseline"));
-      if (ce.memory) {
-        MemoryExpect own = *ce.memory;
-        own.max_ratio.reset();  // a ratio compares a variant with the baseline
-        res.checks.push_back(check_memory(own, base, base, "baseline"));
-      }
-      if (!ce.counts.empty()) res.checks.push_back(check_counts(ce.counts, base, "baseline"));
-      if (ce.masks_across_ranks && multi) {
-        res.checks.push_back(check_masks_across_ranks(base, base_rc.layout, *o.world, "baseline"));
-        res.checks.push_back(check_tp_replicas(base, base_rc.layout, *o.world, "baseline"));
-      }
+      // Registry order: every kind the case asks for, on the baseline, then on each
+      // variant (when the case or the variant asks), then once at the end.
+      for (const CheckKind* k : kinds)
+        if (k->on_baseline) k->on_baseline(x, res.checks);
       for (const auto& v : c.variants) {
         const Config vcfg = load_config(c, &v.patch, v.name);
         const RankContext vrc = rank_context(vcfg, c, o);
         const RunRecord run = run_within_limits(vcfg, vrc, c, "variant '" + v.name + "'", o);
         if (dump) dump_run(*dump, run, v.name);
-        const Expect& ve = v.expect;
-        if (ce.bitwise || ve.bitwise) res.checks.push_back(check_bitwise(base, run, v.name));
-        if (ce.rng || ve.rng) res.checks.push_back(check_rng(base, run, v.name));
-        if (ce.masks || ve.masks) res.checks.push_back(check_masks(base, run, v.name));
-        if (ce.offload || ve.offload) {
-          Config plain = vcfg;
-          plain.offload.fine_grained_activation_offloading = plain.offload.cpu_offloading = false;
-          res.checks.push_back(
-              check_offload(run_within_limits(plain, vrc, c, "variant '" + v.name + "' without offload", o), run, v.name));
-        }
-        MemoryExpect mem;
-        if (ce.memory) mem = *ce.memory;
-        if (ve.memory) {
-          mem.analytic = mem.analytic || ve.memory->analytic;
-          if (ve.memory->max_ratio) mem.max_ratio = ve.memory->max_ratio;
-          if (ve.memory->budget_bytes) mem.budget_bytes = ve.memory->budget_bytes;
-        }
-        if (ce.memory || ve.memory) res.checks.push_back(check_memory(mem, base, run, v.name));
-        auto counts = ce.counts;
-        counts.insert(counts.end(), ve.counts.begin(), ve.counts.end());
-        if (!counts.empty()) res.checks.push_back(check_counts(counts, run, v.name));
-        if ((ce.masks_across_ranks || ve.masks_across_ranks) && multi) {
-          res.checks.push_back(check_masks_across_ranks(run, vrc.layout, *o.world, v.name));
-          res.checks.push_back(check_tp_replicas(run, vrc.layout, *o.world, v.name));
-        }
+        CheckContext vx = x;
+        vx.variant = &v;
+        vx.run = &run;
+        vx.layout = &vrc.layout;
+        vx.rerun = [&](const Config& cfg, const std::string& label) {
+          return run_within_limits(cfg, vrc, c, label, o);
+        };
+        for (const auto& k : check_kinds())
+          if (k.on_variant && (k.requested(c.expect) || k.requested(v.expect))) k.on_variant(vx, res.checks);
       }
-      if (ce.golden) res.checks.push_back(check_golden(c, base, o.golden_dir, o.backend->golden_name(), o.world));
+      for (const CheckKind* k : kinds)
+        if (k->on_case_end) k->on_case_end(x, res.checks);
       if (dump) dump->finish();
     }
     res.outcome = combine(res.checks);
@@ -476,15 +444,11 @@ std::string explain_case(const Case& c, Backend& backend, const RunLimits& limit
   }
   describe("baseline", base);
   for (const auto& v : c.variants) describe("variant " + v.name, load_config(c, &v.patch, v.name));
-  os << "\n  checks:";
-  const auto& e = c.expect;
-  if (e.bitwise) os << " bitwise";
-  if (e.masks) os << " masks";
-  if (e.rng) os << " rng";
-  if (e.memory) os << " memory";
-  if (!e.counts.empty()) os << " counts";
-  if (e.golden) os << " golden";
-  os << "\n";
+  os << "\n  checks (case level; a variant may add its own):\n";
+  for (const CheckKind* k : requested_kinds(c.expect)) os << "    " << k->name << ": " << k->summary << "\n";
+  for (const auto& v : c.variants)
+    for (const CheckKind* k : requested_kinds(v.expect))
+      if (!k->requested(c.expect)) os << "    " << k->name << " (variant " << v.name << "): " << k->summary << "\n";
   return os.str();
 }
 
