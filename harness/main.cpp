@@ -140,9 +140,9 @@ int main(int argc, char** argv) {
   std::string json_out, junit_out, dump_dir, mutant, config_file, case_id;
   bool as_json = false, all_killers = false;
   std::vector<std::string> only;
-  std::string backend_name = "cpu";
-  auto add_backend = [&](CLI::App* sub) {
-    sub->add_option("--backend", backend_name, "backend to run on: " + backend_names() + " (default: cpu)");
+  std::string backend_name;
+  auto add_backend = [&](CLI::App* sub, const char* default_text) {
+    sub->add_option("--backend", backend_name, "backend to run on: " + backend_names() + " (default: " + default_text + ")");
   };
 
   const std::string limits_help =
@@ -172,7 +172,7 @@ int main(int argc, char** argv) {
   };
   auto* run = app.add_subcommand("run", "run cases and check them");
   add_common(run);
-  add_backend(run);
+  add_backend(run, "every backend a case lists; one that cannot run here gives skips with the reason");
   add_limits(run);
   run->add_option("--json", json_out, "write results as JSON");
   run->add_option("--junit", junit_out, "write results as JUnit XML");
@@ -184,17 +184,17 @@ int main(int argc, char** argv) {
   auto* explain = app.add_subcommand("explain", "print a case's plan: configs, chunks, recomputed modules, bytes, seeds");
   explain->add_option("case", case_id, "case id or case file")->required();
   explain->add_option("--cases", paths, "where to look for the case (default: cases/)");
-  add_backend(explain);
+  add_backend(explain, "cpu");
   add_limits(explain);
   auto* memory = app.add_subcommand("memory", "analytic activation-memory calculator (Korthikanti et al. 2022)");
   memory->add_option("--config", config_file, "config JSON (default: built-in defaults)");
   memory->add_flag("--json", as_json, "print JSON instead of the table");
   auto* regen = app.add_subcommand("regen-golden", "rewrite golden files from the current code and say what changed");
   add_common(regen);
-  add_backend(regen);
+  add_backend(regen, "cpu");
   auto* mutants = app.add_subcommand("mutants", "run every mutant against the cases; fail if one survives");
   add_common(mutants);
-  add_backend(mutants);
+  add_backend(mutants, "cpu");
   add_limits(mutants);
   mutants->add_flag("--all-killers", all_killers, "run every case per mutant (default: stop at the first killer)");
   mutants->add_option("--only", only, "mutant names to run");
@@ -202,7 +202,7 @@ int main(int argc, char** argv) {
   mutants->add_flag("--list", list_mutants, "list the mutants and exit");
   auto* block = app.add_subcommand("block", "run the dense block on one config and print a summary");
   block->add_option("--config", config_file, "config JSON (default: a small built-in config)");
-  add_backend(block);
+  add_backend(block, "cpu");
   add_limits(block);
   app.footer(limits_help);
 
@@ -224,9 +224,14 @@ int main(int argc, char** argv) {
   opt.golden_dir = golden_dir.empty() ? default_dir("golden") : fs::path(golden_dir);
 
   try {
+    // An explicit --backend must be able to run; without one, `run` takes every backend
+    // a case lists (from the pool) and the other commands the reference.
     std::unique_ptr<Backend> backend;
-    if (*run || *explain || *regen || *mutants || *block) {
-      backend = make_backend(backend_name);
+    BackendPool pool;
+    if (*run && backend_name.empty()) {
+      opt.pool = &pool;
+    } else if (*run || *explain || *regen || *mutants || *block) {
+      backend = make_backend(backend_name.empty() ? "cpu" : backend_name);
       opt.backend = backend.get();
     }
     if (*block) return block_command(config_file, *backend, opt.limits);

@@ -81,6 +81,11 @@ std::string summary_line(const std::vector<CaseResult>& cases) {
          std::to_string(t.skipped + t.xfail) + " skipped";
 }
 
+// The case as reports name it: its id, and the backend unless it is the reference.
+std::string display_id(const CaseResult& c) {
+  return c.backend.empty() || c.backend == "cpu" ? c.id : c.id + " [" + c.backend + "]";
+}
+
 std::string short_detail(const CaseResult& c, size_t max_chars) {
   std::string s = first_line(c.reason);
   if (s.empty()) {
@@ -104,11 +109,11 @@ std::string summary_table(const RunHeader& h, const std::vector<CaseResult>& cas
      << "started   " << h.started_at << "\n\n";
 
   size_t id_w = 4;
-  for (const auto& c : cases) id_w = std::max(id_w, c.id.size());
+  for (const auto& c : cases) id_w = std::max(id_w, display_id(c).size());
   os << pad("case", id_w) << "  outcome  " << pad_left("seconds", 8) << "  detail\n";
   os << std::string(id_w, '-') << "  -------  " << std::string(8, '-') << "  " << std::string(6, '-') << "\n";
   for (const auto& c : cases) {
-    std::string row = pad(c.id, id_w) + "  " + pad(std::string(outcome_label(c.outcome)), 7) + "  " +
+    std::string row = pad(display_id(c), id_w) + "  " + pad(std::string(outcome_label(c.outcome)), 7) + "  " +
                       pad_left(fixed(c.seconds, 2), 8) + "  " + short_detail(c);
     while (!row.empty() && row.back() == ' ') row.pop_back();
     os << row << "\n";
@@ -130,8 +135,8 @@ void to_json(nlohmann::json& j, const CheckResult& c) {
 }
 
 void to_json(nlohmann::json& j, const CaseResult& c) {
-  j = {{"id", c.id},           {"file", c.file},       {"outcome", outcome_name(c.outcome)},
-       {"reason", c.reason},   {"seconds", c.seconds}, {"checks", c.checks}};
+  j = {{"id", c.id},         {"backend", c.backend}, {"file", c.file},    {"outcome", outcome_name(c.outcome)},
+       {"reason", c.reason}, {"seconds", c.seconds}, {"checks", c.checks}};
 }
 
 void to_json(nlohmann::json& j, const RunHeader& h) {
@@ -203,7 +208,8 @@ std::string junit_xml(const RunHeader& h, const std::vector<CaseResult>& cases) 
   for (const auto& c : cases) {
     const auto dot = c.id.rfind('.');
     const std::string classname = dot == std::string::npos ? "rcts" : c.id.substr(0, dot);
-    const std::string name = dot == std::string::npos ? c.id : c.id.substr(dot + 1);
+    const std::string name = (dot == std::string::npos ? c.id : c.id.substr(dot + 1)) +
+                             (c.backend.empty() || c.backend == "cpu" ? "" : " [" + c.backend + "]");
     os << "    <testcase classname=\"" << xml_escape(classname) << "\" name=\"" << xml_escape(name) << "\" file=\""
        << xml_escape(c.file) << "\" time=\"" << fixed(c.seconds, 3) << "\"";
     if (c.outcome == Outcome::pass) {
@@ -239,7 +245,7 @@ std::string progress_line(int index, int total, const CaseResult& c) {
   const int width = static_cast<int>(std::to_string(total).size());
   char prefix[64];
   std::snprintf(prefix, sizeof prefix, "[%*d/%d] ", width, index, total);
-  std::string line = prefix + std::string(outcome_label(c.outcome)) + " " + c.id + " (" + fixed(c.seconds, 2) + " s)";
+  std::string line = prefix + std::string(outcome_label(c.outcome)) + " " + display_id(c) + " (" + fixed(c.seconds, 2) + " s)";
   if (c.outcome != Outcome::pass) {
     const std::string d = short_detail(c);
     if (!d.empty()) line += ": " + d;

@@ -35,6 +35,7 @@ struct CaseResult {
   std::string reason;  // why it failed, was skipped or is expected to fail
   double seconds = 0;
   std::vector<CheckResult> checks;
+  std::string backend;  // the backend it ran on (empty: not recorded)
 };
 
 struct RunHeader {
@@ -64,6 +65,9 @@ std::string junit_xml(const RunHeader& header, const std::vector<CaseResult>& ca
 // "[ 3/41] PASS selective.core_attn.bf16 (0.12 s)"; index is 1-based. Non-passing cases
 // get ": <short detail>" appended.
 std::string progress_line(int index, int total, const CaseResult& c);
+
+// "id", or "id [backend]" when it ran on another backend than the reference.
+std::string display_id(const CaseResult& c);
 
 // One line: the reason, else the first non-passing check, cut to max_chars.
 std::string short_detail(const CaseResult& c, size_t max_chars = 60);

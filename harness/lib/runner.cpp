@@ -10,6 +10,7 @@
 #include <ostream>
 #include <sstream>
 
+#include "backends/registry.hpp"
 #include "harness/lib/check_kinds.hpp"
 #include "harness/lib/checks.hpp"
 #include "harness/lib/golden.hpp"
@@ -122,8 +123,11 @@ std::vector<const Case*> select_cases(const std::vector<Case>& cases, const std:
 
 CaseResult run_case(const Case& c, const RunOptions& o) {
   CaseResult mine = run_case_on_this_rank(c, o);
+  mine.backend = o.backend ? o.backend->name() : "";
   if (!o.world || o.world->size() == 1) return mine;
-  return merge_across_ranks(mine, *o.world);
+  CaseResult merged = merge_across_ranks(mine, *o.world);
+  merged.backend = mine.backend;
+  return merged;
 }
 
 CaseResult run_case_on_this_rank(const Case& c, const RunOptions& o) {
@@ -241,14 +245,50 @@ CaseResult run_case_on_this_rank(const Case& c, const RunOptions& o) {
   return finish();
 }
 
+Backend* BackendPool::get(const std::string& name, std::string& why) {
+  if (auto it = made_.find(name); it != made_.end()) return it->second.get();
+  if (auto it = refused_.find(name); it == refused_.end()) {
+    const BackendEntry* e = find_backend(name);
+    std::string reason = e ? e->unavailable() : "no such backend (known: " + backend_names() + ")";
+    if (reason.empty()) return (made_[name] = e->make()).get();
+    refused_[name] = std::move(reason);
+  }
+  why = refused_[name];
+  return nullptr;
+}
+
 std::vector<CaseResult> run_cases(const std::vector<Case>& cases, const RunOptions& o, std::ostream* progress) {
   const std::vector<const Case*> selected = select_cases(cases, o.filter);
+  // (case, backend) pairs: the given backend, or every backend each case lists.
+  std::vector<std::pair<const Case*, std::string>> runs;
+  for (const Case* c : selected) {
+    if (o.backend || !o.pool) runs.emplace_back(c, "");
+    else
+      for (const auto& b : c->backends) runs.emplace_back(c, b);
+  }
   std::vector<CaseResult> results;
   int i = 0;
-  for (const Case* c : selected) {
-    results.push_back(run_case(*c, o));
+  for (const auto& [c, name] : runs) {
+    if (name.empty()) {
+      results.push_back(run_case(*c, o));
+    } else {
+      std::string why;
+      RunOptions on = o;
+      on.backend = o.pool->get(name, why);
+      if (on.backend) {
+        results.push_back(run_case(*c, on));
+      } else {
+        CaseResult skip;
+        skip.id = c->id;
+        skip.file = c->file.string();
+        skip.outcome = Outcome::skip;
+        skip.reason = "backend '" + name + "' cannot run here: " + why;
+        results.push_back(std::move(skip));
+      }
+      results.back().backend = name;
+    }
     if (progress) {
-      *progress << progress_line(++i, static_cast<int>(selected.size()), results.back()) << '\n';
+      *progress << progress_line(++i, static_cast<int>(runs.size()), results.back()) << '\n';
       const auto& r = results.back();
       if (r.outcome == Outcome::pass)
         for (const auto& ch : r.checks)
@@ -270,7 +310,7 @@ RunHeader make_header(const RunOptions& o) {
   RunHeader h;
   h.version = kVersion;
   h.git_sha = kGitSha;
-  h.backend = o.backend ? o.backend->name() : "";
+  h.backend = o.backend ? o.backend->name() : "the backends each case lists";
   h.ranks = o.world_size;
   const std::time_t now = std::time(nullptr);
   std::ostringstream os;

@@ -4,6 +4,8 @@
 #pragma once
 #include <filesystem>
 #include <iosfwd>
+#include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -16,10 +18,25 @@
 
 namespace rcts::harness {
 
+// Backends by name for a run over the backends each case lists: made on first use and
+// kept; one that cannot run here is remembered with the reason.
+class BackendPool {
+ public:
+  // The backend, or null with `why` set.
+  Backend* get(const std::string& name, std::string& why);
+
+ private:
+  std::map<std::string, std::unique_ptr<Backend>> made_;
+  std::map<std::string, std::string> refused_;
+};
+
 struct RunOptions {
-  // The backend the cases run on (required for running). A case runs on it when its
-  // `backends` list names it or the backend whose golden files it shares.
+  // The backend the cases run on. A case runs on it when its `backends` list names it or
+  // the backend whose golden files it shares. Null in run_cases with `pool` set: then
+  // each case runs once on every backend it lists, and one that cannot run here
+  // (not built, no device) gives a skip with the reason.
   Backend* backend = nullptr;
+  BackendPool* pool = nullptr;
   int world_size = 1;
   Communicator* world = nullptr;  // multi-rank runs (mpirun): the world communicator
   std::filesystem::path golden_dir = "golden";

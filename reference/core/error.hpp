@@ -32,7 +32,7 @@ class Error : public std::runtime_error {
   static std::string short_file(const char* f) {
     std::string s(f);
     auto pos = s.rfind("/rcts/");
-    for (const char* top : {"/reference/", "/kernels/", "/harness/", "/tests/"}) {
+    for (const char* top : {"/reference/", "/kernels/", "/backends/", "/harness/", "/tests/"}) {
       auto p = s.find(top);
       if (p != std::string::npos) return s.substr(p + 1);
     }

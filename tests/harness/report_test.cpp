@@ -15,12 +15,12 @@ RunHeader header() { return {"0.1.0", "3b5ca22", "cpu", 2, 1234, "2024-06-01T12:
 
 std::vector<CaseResult> cases() {
   return {
-      {"selective.core_attn.bf16", "cases/selective.json", Outcome::pass, "", 0.12, {{"bitwise", Outcome::pass, ""}}},
+      {"selective.core_attn.bf16", "cases/selective.json", Outcome::pass, "", 0.12, {{"bitwise", Outcome::pass, ""}}, ""},
       {"full.tp2", "cases/full.json", Outcome::fail, "", 1.5,
-       {{"bitwise", Outcome::pass, ""}, {"rng", Outcome::fail, "dropout mask <differs> at [0, 3]\nsecond line"}}},
-      {"offload.cuda", "cases/offload.json", Outcome::skip, "needs backend \"cuda\" & 2 GPUs", 0.0, {}},
-      {"uniform.tail", "cases/uniform.json", Outcome::xfail, "issue #12", 0.3, {}},
-      {"config.bad", "cases/bad.json", Outcome::error, "threw: key 'x' unknown", 0.01, {}},
+       {{"bitwise", Outcome::pass, ""}, {"rng", Outcome::fail, "dropout mask <differs> at [0, 3]\nsecond line"}}, ""},
+      {"offload.cuda", "cases/offload.json", Outcome::skip, "needs backend \"cuda\" & 2 GPUs", 0.0, {}, "cuda"},
+      {"uniform.tail", "cases/uniform.json", Outcome::xfail, "issue #12", 0.3, {}, ""},
+      {"config.bad", "cases/bad.json", Outcome::error, "threw: key 'x' unknown", 0.01, {}, ""},
   };
 }
 
@@ -63,12 +63,19 @@ TEST(SummaryTable, RowsAreAligned) {
 
 TEST(SummaryTable, AllPassingAndEmpty) {
   EXPECT_EQ(last_line(summary_table(header(), {})), "0 passed, 0 failed, 0 skipped");
-  std::vector<CaseResult> one{{"a.b", "f", Outcome::pass, "", 0.5, {}}};
+  std::vector<CaseResult> one{{"a.b", "f", Outcome::pass, "", 0.5, {}, "cpu"}};
   EXPECT_EQ(last_line(summary_table(header(), one)), "1 passed, 0 failed, 0 skipped");
 }
 
+TEST(ProgressLine, NamesABackendOtherThanTheReference) {
+  CaseResult c{"selective.core_attn.bf16", "f", Outcome::pass, "", 0.12, {}, "cuda"};
+  EXPECT_EQ(progress_line(1, 2, c), "[1/2] PASS selective.core_attn.bf16 [cuda] (0.12 s)");
+  EXPECT_EQ(results_json(header(), {c})["cases"][0]["backend"], "cuda");
+  EXPECT_NE(junit_xml(header(), {c}).find("name=\"bf16 [cuda]\""), std::string::npos);
+}
+
 TEST(ProgressLine, Format) {
-  CaseResult c{"selective.core_attn.bf16", "f", Outcome::pass, "", 0.12, {}};
+  CaseResult c{"selective.core_attn.bf16", "f", Outcome::pass, "", 0.12, {}, "cpu"};
   EXPECT_EQ(progress_line(3, 41, c), "[ 3/41] PASS selective.core_attn.bf16 (0.12 s)");
   EXPECT_EQ(progress_line(41, 41, c), "[41/41] PASS selective.core_attn.bf16 (0.12 s)");
   c.outcome = Outcome::skip;
