@@ -8,6 +8,7 @@
 #include <ostream>
 #include <sstream>
 
+#include "harness/lib/agreement.hpp"
 #include "harness/lib/checks.hpp"
 #include "harness/lib/golden.hpp"
 #include "harness/lib/npy.hpp"
@@ -110,10 +111,16 @@ Outcome combine(const std::vector<CheckResult>& checks) {
 
 CaseResult run_case_on_this_rank(const Case& c, const RunOptions& o);
 
+Config case_config(const Case& c, const Variant* v) {
+  return load_config(c, v ? &v->patch : nullptr, v ? v->name : "baseline");
+}
+
 CaseResult run_case(const Case& c, const RunOptions& o) {
-  CaseResult mine = run_case_on_this_rank(c, o);
-  if (!o.world || o.world->size() == 1) return mine;
-  return merge_across_ranks(mine, *o.world);
+  if (!o.world || o.world->size() == 1) return run_case_on_this_rank(c, o);
+  if (!o.agreement) return merge_across_ranks(run_case_on_this_rank(c, o), *o.world);
+  // Every rank checks that all ranks can run the same case before any collective.
+  if (auto refused = agree_before_case(c, o)) return *refused;
+  return agree_after_case(run_case_on_this_rank(c, o), o);
 }
 
 CaseResult run_case_on_this_rank(const Case& c, const RunOptions& o) {
@@ -156,6 +163,7 @@ CaseResult run_case_on_this_rank(const Case& c, const RunOptions& o) {
       const RankContext base_rc = rank_context(base_cfg, c, o);
       const RunRecord base = run_config(base_cfg, base_rc);
       const bool multi = o.world && o.world->size() > 1;
+      if (o.world && o.world->rank() == o.test_throw_on_rank) throw Error("injected failure (RCTS_TEST_THROW_ON_RANK)");
       if (o.golden_only) {
         if (c.expect.golden) res.checks.push_back(check_golden(c, base, o.golden_dir, o.backend, o.world));
         res.outcome = combine(res.checks);
@@ -207,7 +215,12 @@ CaseResult run_case_on_this_rank(const Case& c, const RunOptions& o) {
         if ((ce.masks_across_ranks || ve.masks_across_ranks) && multi)
           res.checks.push_back(check_masks_across_ranks(run, vrc.layout, *o.world, v.name));
       }
-      if (ce.golden) res.checks.push_back(check_golden(c, base, o.golden_dir, o.backend, o.world));
+      if (ce.golden && o.collect_goldens) {
+        (*o.collect_goldens)[c.id] = golden_of(c, base, o.backend, o.world);  // collective like check_golden
+        res.checks.push_back({"golden", Outcome::pass, "digests collected for regen-golden"});
+      } else if (ce.golden) {
+        res.checks.push_back(check_golden(c, base, o.golden_dir, o.backend, o.world));
+      }
       if (dump) dump->finish();
     }
     res.outcome = combine(res.checks);
@@ -241,6 +254,7 @@ std::vector<CaseResult> run_cases(const std::vector<Case>& cases, const RunOptio
   std::vector<const Case*> selected;
   for (const auto& c : cases)
     if (o.filter.empty() || glob_match(o.filter, c.id)) selected.push_back(&c);
+  agree_on_case_list(selected, o);
   std::vector<CaseResult> results;
   int i = 0;
   for (const Case* c : selected) {
@@ -280,11 +294,12 @@ RunHeader make_header(const RunOptions& o) {
 std::vector<MutantResult> run_mutants(const std::vector<Case>& cases, const RunOptions& o, bool all_killers,
                                       const std::vector<std::string>& only, std::ostream& out) {
   // Only cases that pass cleanly can kill a mutant.
-  std::vector<const Case*> clean;
-  for (const auto& c : cases) {
-    if (!o.filter.empty() && !glob_match(o.filter, c.id)) continue;
-    if (run_case(c, o).outcome == Outcome::pass) clean.push_back(&c);
-  }
+  std::vector<const Case*> selected, clean;
+  for (const auto& c : cases)
+    if (o.filter.empty() || glob_match(o.filter, c.id)) selected.push_back(&c);
+  agree_on_case_list(selected, o);
+  for (const Case* c : selected)
+    if (run_case(*c, o).outcome == Outcome::pass) clean.push_back(c);
   out << "mutants: " << clean.size() << " clean cases\n";
   std::vector<MutantResult> results;
   for (const auto& f : all_faults()) {
@@ -314,39 +329,6 @@ std::vector<MutantResult> run_mutants(const std::vector<Case>& cases, const RunO
     results.push_back(std::move(m));
   }
   return results;
-}
-
-std::vector<std::string> regen_golden(const std::vector<Case>& cases, const RunOptions& o, std::ostream& out) {
-  std::vector<std::string> changed;
-  for (const auto& c : cases) {
-    if (!c.expect.golden || (!o.filter.empty() && !glob_match(o.filter, c.id))) continue;
-    if (!contains(c.backends, o.backend)) continue;
-    const Config cfg = load_config(c, nullptr, "baseline");
-    if (std::find(c.ranks.begin(), c.ranks.end(), o.world_size) == c.ranks.end()) continue;
-    const RankContext rc = rank_context(cfg, c, o);
-    const RunRecord base = run_config(cfg, rc);
-    const Golden now = golden_of(c, base, o.backend, o.world);
-    if (o.world && o.world->rank() != 0) continue;  // rank 0 holds every rank's digests and writes
-    const fs::path file = golden_path(o.golden_dir, o.backend, c.id, o.world_size);
-    std::vector<std::string> lines;
-    if (std::ifstream in(file); in) {
-      const Golden before = golden_from_json(nlohmann::json::parse(in), file.string());
-      lines = golden_changes(before, now);
-      if (lines.empty()) {
-        out << "unchanged  " << file.string() << '\n';
-        continue;
-      }
-      out << "changed    " << file.string() << '\n';
-    } else {
-      out << "new        " << file.string() << '\n';
-      lines.push_back("new golden file");
-    }
-    for (const auto& l : lines) out << "             " << l << '\n';
-    fs::create_directories(file.parent_path());
-    std::ofstream(file) << golden_to_json(now).dump(1) << '\n';
-    changed.push_back(c.id);
-  }
-  return changed;
 }
 
 std::string explain_case(const Case& c) {

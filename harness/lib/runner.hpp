@@ -4,15 +4,19 @@
 #pragma once
 #include <filesystem>
 #include <iosfwd>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "harness/lib/case.hpp"
+#include "harness/lib/golden.hpp"
 #include "harness/lib/report.hpp"
 #include "reference/parallel/communicator.hpp"
 
 namespace rcts::harness {
+
+class RankAgreement;
 
 struct RunOptions {
   std::string backend = "cpu";
@@ -22,7 +26,19 @@ struct RunOptions {
   std::optional<std::filesystem::path> dump_dir;
   std::string filter;  // glob over case ids; empty = all
   bool golden_only = false;  // run the baseline and its golden check only
+  // Multi-rank runs: the exchanges that keep the ranks in step (agreement.hpp).
+  RankAgreement* agreement = nullptr;
+  // regen-golden: every check runs, but the baseline's golden digests are stored here
+  // (by case id) instead of being compared with the golden file.
+  std::map<std::string, Golden>* collect_goldens = nullptr;
+  // Test hook (RCTS_TEST_THROW_ON_RANK): this world rank throws after its baseline run,
+  // while the other ranks go on into the variants' collectives.
+  int test_throw_on_rank = -1;
 };
+
+// A case's resolved config: the baseline (variant == nullptr) or a variant patched
+// over it, validated. Throws rcts::Error naming the file and the variant.
+Config case_config(const Case& c, const Variant* variant);
 
 CaseResult run_case(const Case& c, const RunOptions& options);
 
@@ -42,8 +58,11 @@ struct MutantResult {
 std::vector<MutantResult> run_mutants(const std::vector<Case>& cases, const RunOptions& options, bool all_killers,
                                       const std::vector<std::string>& only, std::ostream& out);
 
-// Writes golden files for the cases that expect one; returns lines saying what changed.
-std::vector<std::string> regen_golden(const std::vector<Case>& cases, const RunOptions& options, std::ostream& out);
+// Rewrites the golden files of the selected cases that expect one, all or nothing: it
+// runs every such case (all its checks) first and writes only when every one passes and
+// every file could be prepared, then prints what changed. Returns the exit status.
+// Throws rcts::Error when no case matches the selection or a write fails.
+int regen_golden(const std::vector<Case>& cases, const RunOptions& options, std::ostream& out);
 
 // The plan of a case: configs, chunks, recomputed modules, expected bytes, seeds.
 std::string explain_case(const Case& c);
