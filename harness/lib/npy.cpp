@@ -111,7 +111,7 @@ NpyFile read_npy(const fs::path& path) {
   f.fortran_order = dict_value(dict, "fortran_order", where).rfind("True", 0) == 0;
   f.shape = parse_shape(dict_value(dict, "shape", where), where);
   f.data.resize(raw.size() - data_at);
-  std::memcpy(f.data.data(), raw.data() + data_at, f.data.size());
+  if (!f.data.empty()) std::memcpy(f.data.data(), raw.data() + data_at, f.data.size());  // an empty vector's data() may be null
   return f;
 }
 
