@@ -217,7 +217,10 @@ int rcts_main(int argc, char** argv, MpiRun& run) {
   opt.golden_dir = golden_dir.empty() ? default_dir("golden") : fs::path(golden_dir);
 
   try {
-    if (opt.agreement) agree_on_start(*opt.agreement, "rcts " + app.get_subcommands().front()->get_name());
+    // --dump makes every rank take part in preparing the dump directory: part of the command.
+    if (opt.agreement)
+      agree_on_start(*opt.agreement,
+                     "rcts " + app.get_subcommands().front()->get_name() + (dump_dir.empty() ? "" : " --dump"));
     if (*block) return block_command(config_file);
     if (*memory) {
       Config cfg = read_config_file(config_file);

@@ -60,6 +60,10 @@ if(RCTS_HAVE_MPI)
                         ${CMAKE_COMMAND} -E env RCTS_TEST_THROW_ON_RANK=${_r} RCTS_MPI_ERROR_TIMEOUT=2
                         ${_mpi} ${_n} 2 ${_pre} ${RCTS_CLI} run ${_tp2})
   endforeach()
+  string(JOIN "|" _mpi2 ${_mpi} ${_n} 2 ${_pre})
+  add_test(NAME mpi.dump.staging COMMAND ${CMAKE_COMMAND} "-DMPI=${_mpi2}" -DRCTS=${RCTS_CLI} -DCASE=${_tp2}
+           -DOUT=${CMAKE_CURRENT_BINARY_DIR}/mpi_dump -P ${CMAKE_CURRENT_SOURCE_DIR}/mpi_dump.cmake)
+  set_tests_properties(mpi.dump.staging PROPERTIES LABELS mpi PROCESSORS 2 TIMEOUT 150)
   # scripts/regen-golden is all-or-nothing across its world sizes.
   add_test(NAME mpi.regen.script_all_or_nothing COMMAND ${CMAKE_COMMAND} -DSCRIPT=${PROJECT_SOURCE_DIR}/scripts/regen-golden
            -DBUILD=${PROJECT_BINARY_DIR} -DCASES=${RCTS_CASES} -DGOLDEN=${PROJECT_SOURCE_DIR}/golden
