@@ -47,6 +47,7 @@ struct Variant {
 struct Case {
   std::string id;  // dotted path, e.g. "selective.core_attn.bf16"
   std::filesystem::path file;
+  std::string source_sha256;  // of the parsed file, so ranks can tell they run the same case
   std::string description;
   std::vector<int> ranks = {1};
   std::vector<std::string> backends = {"cpu"};
