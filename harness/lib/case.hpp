@@ -21,7 +21,7 @@ struct CountExpect {
 };
 
 struct MemoryExpect {
-  bool analytic = false;                   // per-layer saved bytes == the analytic model
+  bool analytic = false;                   // per-layer saved bytes and backward peak == the analytic model
   std::optional<double> max_ratio;         // variant total saved bytes <= ratio * baseline's
   std::optional<int64_t> budget_bytes;     // saved-bytes peak <= budget
 };
