@@ -296,6 +296,8 @@ class CudaBackend final : public Backend {
   void bind_op_workspace(std::byte* p, int64_t bytes) override {
     if (lt_) lt_->bind_workspace(p, static_cast<size_t>(bytes));
   }
+  std::optional<int64_t> device_pool_high_water() const override { return memory_->pool_high_water(); }
+  void reset_device_pool_high_water() override { memory_->reset_pool_high_water(); }
   std::unique_ptr<Communicator> make_world(Communicator& host_world) override {
 #ifdef RCTS_HAVE_NCCL
     return NcclCommunicator::world(host_world, stream_);

@@ -1,4 +1,6 @@
+#include <cstdlib>
 #include <cstring>
+#include <string_view>
 #include <new>
 
 #include "backends/cuda/cuda_support.hpp"
@@ -21,6 +23,8 @@ StreamScope::StreamScope(cudaStream_t s) : previous_(t_stream) { t_stream = s; }
 StreamScope::~StreamScope() { t_stream = previous_; }
 
 CudaMemory::CudaMemory(cudaStream_t main, int device) : main_(main) {
+  const char* v = std::getenv("RCTS_CUDA_POISON_FREED");
+  poison_freed_ = !(v && std::string_view(v) == "0");
   cudaMemPoolProps props{};
   props.allocType = cudaMemAllocationTypePinned;
   props.location.type = cudaMemLocationTypeDevice;
@@ -47,9 +51,16 @@ std::byte* CudaMemory::allocate(Domain d, int64_t bytes) {
   return static_cast<std::byte*>(p);
 }
 
-void CudaMemory::deallocate(Domain d, std::byte* p, int64_t) noexcept {
+void CudaMemory::deallocate(Domain d, std::byte* p, int64_t bytes) noexcept {
   switch (d) {
-    case Domain::device: cudaFreeAsync(p, current_stream(main_)); break;
+    case Domain::device:
+      // Freed device bytes are poisoned in stream order before the pool may reuse them:
+      // a copy that still reads them because a wait is missing (a D2H not yet done when
+      // the offload frees its source) reads 0xFF bytes and fails the case, instead of
+      // passing by luck. The copy streams' test delay makes such a race certain.
+      if (poison_freed_ && bytes > 0) cuda::fill(current_stream(main_), p, 0xFF, bytes);
+      cudaFreeAsync(p, current_stream(main_));
+      break;
     case Domain::host_pinned:
       cudaDeviceSynchronize();  // no copy on any stream may still use it
       cudaFreeHost(p);

@@ -50,6 +50,7 @@ class CudaMemory final : public MemoryResource {
  private:
   cudaStream_t main_;
   cudaMemPool_t pool_ = nullptr;
+  bool poison_freed_ = true;  // RCTS_CUDA_POISON_FREED=0 turns it off (timing runs)
 };
 
 }  // namespace rcts::cuda

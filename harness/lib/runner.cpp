@@ -14,6 +14,7 @@
 #include "harness/lib/check_kinds.hpp"
 #include "harness/lib/agreement.hpp"
 #include "harness/lib/checks.hpp"
+#include "harness/lib/device_pool_check.hpp"
 #include "harness/lib/golden.hpp"
 #include "harness/lib/npy.hpp"
 #include "harness/lib/ranks.hpp"
@@ -91,7 +92,9 @@ RunRecord run_config(const Config& cfg, const RankContext& rc, const RunOptions&
   RCTS_CHECK(!rc.groups || o.device_world || o.backend->memory().host_accessible(Domain::device),
              "backend '" + o.backend->name() + "' keeps tensors in device memory, which the host communicator cannot "
              "move, and has no device communicator");
-  return execute(cfg, *o.backend, rc.coords, rc.groups ? &*rc.groups : nullptr);
+  RunRecord r = execute(cfg, *o.backend, rc.coords, rc.groups ? &*rc.groups : nullptr);
+  if (auto why = device_pool_disagreement(r)) throw Error(*why);
+  return r;
 }
 
 // run_config after the resource estimate: a config over the limits never starts.

@@ -16,6 +16,7 @@
 #pragma once
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 
@@ -114,6 +115,12 @@ class Backend {
     (void)host_world;
     return nullptr;
   }
+
+  // The device allocator's own used-bytes high-water mark since the last reset, for a
+  // cross-check of the tracker's exact device peak (the pool rounds up and frees in
+  // stream order, so it can only be higher); nullopt when the backend has no pool.
+  virtual std::optional<int64_t> device_pool_high_water() const { return std::nullopt; }
+  virtual void reset_device_pool_high_water() {}
 
   virtual Ops<float>& f32() = 0;
   virtual Ops<double>& f64() = 0;

@@ -26,6 +26,7 @@ RunRecord execute(const Config& config, Backend& backend, RankCoords coords, con
     GptModel model(rt);
     rec.plan = model.block().plan();
     rt.memory.reset_peaks();
+    backend.reset_device_pool_high_water();
     int64_t saved_peak = 0;
     auto params = model.parameters();
     const auto& run = config.run;
@@ -64,6 +65,7 @@ RunRecord execute(const Config& config, Backend& backend, RankCoords coords, con
   }
   rec.device_peak = rt.memory.domain(Domain::device).peak;
   rec.workspace_peak = rt.memory.category(Domain::device, Category::workspace).peak;
+  rec.device_pool_high_water = backend.device_pool_high_water();
   if (rt.offload) rec.offload = rt.offload->report();
   rec.masks = rt.masks;
   rec.counts = rt.counters.forwards();

@@ -41,6 +41,7 @@ struct RunRecord {
   int64_t saved_peak = 0;                      // max of saved_peaks
   std::vector<int64_t> saved_peaks;            // peak of saved_activation + checkpoint_input, per (step, micro-batch)
   int64_t workspace_peak = 0;                  // op scratch held at once (device, category workspace)
+  std::optional<int64_t> device_pool_high_water;  // the backend pool's own figure over the same span, if it has one
   std::vector<int64_t> workspace_heap_allocations;  // the pool's heap allocations so far, per (step, micro-batch)
   int micro_batches_total() const { return static_cast<int>(losses.size()); }
 };

@@ -1,0 +1,28 @@
+# scripts/same-tensors.py, the fast tier's run == rerun comparison in scripts/gpu-check:
+# two dumps of the same CPU run are identical (exit 0); one flipped byte, a missing
+# tensor and a directory without tensors are reported (exit 1, 1, 2).
+set(py ${SRC}/scripts/same-tensors.py)
+file(REMOVE_RECURSE ${OUT})
+file(MAKE_DIRECTORY ${OUT})
+foreach(run a b)
+  execute_process(COMMAND ${RCTS} run ${SRC}/cases/full/uniform.f32.json --dump ${OUT}/${run} RESULT_VARIABLE rc OUTPUT_QUIET)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "rcts run --dump ${OUT}/${run} exited ${rc}")
+  endif()
+endforeach()
+function(expect_rc want regex)
+  execute_process(COMMAND python3 ${py} ${ARGN} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE out)
+  if(NOT rc EQUAL ${want} OR NOT out MATCHES "${regex}")
+    message(FATAL_ERROR "same-tensors ${ARGN}: exit ${rc} (want ${want}), output:\n${out}")
+  endif()
+endfunction()
+expect_rc(0 "tensors identical" ${OUT}/a ${OUT}/b)
+file(GLOB_RECURSE npys ${OUT}/b/*.npy)
+list(GET npys 0 victim)
+# Flip one bit of its last byte.
+execute_process(COMMAND python3 -c "import sys;p=sys.argv[1];b=bytearray(open(p,'rb').read());b[-1]^=1;open(p,'wb').write(b)" ${victim})
+expect_rc(1 "bytes differ" ${OUT}/a ${OUT}/b)
+file(REMOVE ${victim})
+expect_rc(1 "only in ${OUT}/a" ${OUT}/a ${OUT}/b)
+file(MAKE_DIRECTORY ${OUT}/empty)
+expect_rc(2 "no .npy files" ${OUT}/a ${OUT}/empty)
