@@ -40,8 +40,12 @@ void Fp8DelayedScaling::record(Runtime& rt, const std::string& site, Site& s, fl
   float ref = s.amax_history[0];
   if (use_max_)
     for (float a : s.amax_history) ref = a > ref ? a : ref;
-  const bool finite = (hd::bits(ref) & 0x7f800000u) != 0x7f800000u;
-  if (ref > 0.0f && finite) s.scale = (exact::fp8_max(exact::kE4M3) / ref) * exact::fp8_pow2(-margin_);
+  auto finite = [](float v) { return (hd::bits(v) & 0x7f800000u) != 0x7f800000u; };
+  if (ref > 0.0f && finite(ref)) {
+    // A tiny amax can overflow the scale: keep the old one rather than scale by Inf.
+    const float next = (exact::fp8_max(exact::kE4M3) / ref) * exact::fp8_pow2(-margin_);
+    if (finite(next)) s.scale = next;
+  }
   for (size_t i = 0; i < s.amax_history.size(); ++i)
     rt.side_effects[site + ".fp8.amax_history." + std::to_string(i)] = s.amax_history[i];
   rt.side_effects[site + ".fp8.scale"] = s.scale;

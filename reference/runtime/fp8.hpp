@@ -6,8 +6,8 @@
 //              scale for a recompute, then record amax = max |x| at history[0] (older
 //              entries move up one, the oldest drops) and recompute the scale from the
 //              history: scale = (fp8_max / amax_ref) / 2^margin, amax_ref = history[0]
-//              (most_recent) or max(history) (max); a zero or non-finite amax_ref keeps
-//              the old scale.
+//              (most_recent) or max(history) (max); a zero or non-finite amax_ref, or
+//              a scale that would overflow, keeps the old scale.
 //   recompute  replays: uses the scale of the site's latest original forward and leaves
 //              history and scale untouched (TransformerEngine stashes and restores its
 //              FP8 meta tensors around a recompute), so recompute and its forward quantise
