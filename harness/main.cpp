@@ -1,6 +1,6 @@
 // rcts: the command line of the conformance suite (design §10).
 //   rcts run [paths] [--filter GLOB] [--json F] [--junit F] [--dump DIR] [--mutant NAME]
-//   rcts list | explain CASE | memory | regen-golden | mutants | block
+//   rcts list | explain CASE | memory | advise --budget B | regen-golden | mutants | block
 // Exit status: 0 when everything asked for passed, 1 on any failure, 2 on bad usage.
 #include <CLI/CLI.hpp>
 
@@ -31,6 +31,7 @@
 #include "reference/config/validate.hpp"
 #include "reference/core/faults.hpp"
 #include "reference/memory_model/report.hpp"
+#include "harness/lib/advise_cli.hpp"
 #ifdef RCTS_HAVE_MPI
 #include "reference/parallel/mpi_communicator.hpp"
 #endif
@@ -223,6 +224,12 @@ int rcts_main(int argc, char** argv, MpiRun& run) {
   auto* memory = app.add_subcommand("memory", "analytic activation-memory calculator (Korthikanti et al. 2022)");
   memory->add_option("--config", config_file, "config JSON (default: built-in defaults)");
   memory->add_flag("--json", as_json, "print JSON instead of the table");
+  AdviseArgs advise_args;
+  auto* advise = app.add_subcommand("advise", "list recompute settings with per-rank peak bytes, recompute FLOPs and fit");
+  advise->add_option("--config", advise_args.config_file, "config JSON: model, parallel, run (default: built-in defaults)");
+  advise->add_option("--set", advise_args.sets, "override a config field, e.g. --set model.num_layers=24 (repeatable)");
+  advise->add_option("--budget", advise_args.budget, "per-rank bytes for activations, e.g. 60GiB")->required();
+  advise->add_flag("--json", advise_args.json, "print JSON instead of the table");
   auto* regen = app.add_subcommand("regen-golden", "rewrite golden files from the current code and say what changed");
   add_common(regen);
   add_backend(regen, "cpu");
@@ -280,6 +287,7 @@ int rcts_main(int argc, char** argv, MpiRun& run) {
       opt.device_world = device_world.get();
     }
     if (*block) return block_command(config_file, *backend, opt.limits);
+    if (*advise) return advise_command(advise_args, std::cout);
     if (*memory) {
       Config cfg = read_config_file(config_file);
       std::cout << (as_json ? memory_report_json(cfg).dump(2) + "\n" : memory_report_text(cfg));

@@ -37,6 +37,17 @@ struct ModelConfig {
   double moe_aux_loss_coeff = 0.01; // load-balancing loss coefficient
   bool multi_latent_attention = false;            // MLA
   bool gated_delta_net = false;                   // GDN layers
+  // FP8 (Megatron-LM --fp8-format, --fp8-recipe, --fp8-amax-*; design §12). The
+  // reference emulates delayed scaling of the dense linear layers' forward inputs.
+  std::optional<std::string> fp8;                 // "e4m3" | "hybrid" | unset: no FP8
+  std::string fp8_recipe = "delayed";             // "delayed" | "tensorwise"
+  int fp8_amax_history_len = 1;
+  std::string fp8_amax_compute_algo = "most_recent";  // "most_recent" | "max"
+  int fp8_margin = 0;
+  // CUDA graphs (Megatron-LM cuda_graph_impl / cuda_graph_scope): validated only; the
+  // reference runs eagerly, which a graph replay equals (design §12).
+  std::string cuda_graph_impl = "none";           // none | local | transformer_engine | full_iteration
+  std::vector<std::string> cuda_graph_scope;      // ⊆ {attn, mlp, moe, moe_router, moe_preprocess}; [] = whole layer
 };
 
 struct ParallelConfig {

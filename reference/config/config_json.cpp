@@ -41,6 +41,13 @@ template <class M, class V> void visit_model(M& m, V&& v) {
   v("moe_aux_loss_coeff", m.moe_aux_loss_coeff);
   v("multi_latent_attention", m.multi_latent_attention);
   v("gated_delta_net", m.gated_delta_net);
+  v("fp8", m.fp8);
+  v("fp8_recipe", m.fp8_recipe);
+  v("fp8_amax_history_len", m.fp8_amax_history_len);
+  v("fp8_amax_compute_algo", m.fp8_amax_compute_algo);
+  v("fp8_margin", m.fp8_margin);
+  v("cuda_graph_impl", m.cuda_graph_impl);
+  v("cuda_graph_scope", m.cuda_graph_scope);
 }
 
 template <class P, class V> void visit_parallel(P& p, V&& v) {

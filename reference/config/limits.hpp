@@ -20,6 +20,8 @@ inline constexpr int64_t kMaxJsonFileBytes = int64_t{64} << 20;  // 64 MiB (gold
 inline constexpr int kMaxLayers = 1024;              // model.num_layers, per pipeline stage
 inline constexpr int kMaxMicroBatches = 1 << 16;     // run.micro_batches
 inline constexpr int kMaxSteps = 1 << 16;            // run.steps
+inline constexpr int kMaxAmaxHistory = 4096;         // model.fp8_amax_history_len (rule fp8.amax_history_range)
+inline constexpr int kMaxFp8Margin = 32;             // model.fp8_margin: scale / 2^margin stays a normal float
 // The link model sleeps latency + bytes / bandwidth per copy (offload/copy_stream).
 inline constexpr double kMinLinkBandwidthGbps = 0.01;  // 10 MB/s; 0 still means strict streams
 inline constexpr double kMaxLinkLatencyUs = 1e5;       // 0.1 s per copy

@@ -2,6 +2,7 @@
 // says whether a config is meaningful; this says whether it is implemented yet.
 #include <algorithm>
 
+#include "reference/config/rules_fp8_graphs.hpp"
 #include "reference/config/validate.hpp"
 
 namespace rcts {
@@ -62,6 +63,7 @@ std::vector<ConfigIssue> check_supported(const Config& c, const Supported& s) {
   const auto sel = r.recompute_granularity == "selective" ? r.recompute_modules : std::vector<std::string>{};
   for (const auto& [name, have] : module_feature)
     gap(contains(sel, name), have, "recompute module '" + name + "'", {"recompute.recompute_modules"});
+  for (auto& i : fp8_support_gaps(c)) out.push_back(std::move(i));
   return out;
 }
 

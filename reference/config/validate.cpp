@@ -5,6 +5,7 @@
 #include "reference/config/validate.hpp"
 
 #include "reference/config/limits.hpp"
+#include "reference/config/rules_fp8_graphs.hpp"
 
 #include <algorithm>
 #include <charconv>
@@ -457,6 +458,7 @@ std::vector<ConfigIssue> run_rules(const Config& cfg, bool field_level_only) {
     Emit e(r.code, out);
     r.check(cfg, e);
   }
+  for (auto& i : fp8_graph_issues(cfg, field_level_only)) out.push_back(std::move(i));
   return out;
 }
 
@@ -506,6 +508,7 @@ void validate_or_throw(const Config& cfg, const std::string& where) {
 std::vector<std::string> all_rule_codes() {
   std::vector<std::string> codes;
   for (const Rule& r : rules()) codes.emplace_back(r.code);
+  for (auto& code : fp8_graph_rule_codes()) codes.push_back(std::move(code));
   return codes;
 }
 

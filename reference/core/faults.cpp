@@ -54,6 +54,9 @@ const std::vector<FaultInfo>& all_faults() {
       {Fault::sp_grad_not_reduced, "sp_grad_not_reduced",
        "under sequence parallelism the layernorm biases are not all-reduced over TP (a parameter missing its "
        "sequence_parallel flag): each rank keeps the partial gradient of its own shard", 2},
+      {Fault::fp8_amax_advanced_in_recompute, "fp8_amax_advanced_in_recompute",
+       "FP8 delayed scaling: a recompute quantises with the scale its forward advanced and records its amax again "
+       "(no stash of the FP8 meta tensors)"},
   };
   return list;
 }

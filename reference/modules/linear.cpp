@@ -2,6 +2,7 @@
 
 #include "reference/modules/tensor_parallel.hpp"
 #include "reference/runtime/compute.hpp"
+#include "reference/runtime/fp8.hpp"
 
 namespace rcts {
 
@@ -28,13 +29,14 @@ bool Linear::sp() const { return rt_.config.parallel.sequence_parallel && spec_.
 Tensor Linear::forward(SaveContext& ctx, const Tensor& x_in) {
   ctx.save(x_in, "input");  // under SP, the column-parallel input is the shard
   const Tensor x = (sp() && spec_.tp == TpMode::column) ? sp_gather(rt_, x_in, path_ + ".input.gathered") : x_in;
+  const Tensor x_gemm = fp8_forward_input(rt_, path_ + ".input", x);  // FP8: the quantised copy
   const int64_t rows = x.numel() / in_;
   const bool reduce = spec_.tp == TpMode::row;
   const int64_t out_rows = (reduce && sp()) ? rows / rt_.tp_group->size() : rows;
   Tensor y = rt_.activation({out_rows, out_}, path_ + ".output");
   with_compute_type(rt_.config.gradcheck(), [&]<typename T>() {
     auto& k = rt_.ops<T>();
-    const ComputeIn<T> xv(rt_, x);
+    const ComputeIn<T> xv(rt_, x_gemm);
     const T* w = param_data<T>(weight_.value);
     auto add_bias = [&](T* yp) {
       if (spec_.bias) k.bias_add(yp, yp, param_data<T>(bias_.value), out_rows, out_);

@@ -2,6 +2,7 @@
 
 #include "reference/core/faults.hpp"
 #include "reference/parallel/reduce.hpp"
+#include "reference/runtime/fp8.hpp"
 #include "reference/recompute/checkpoint_state.hpp"
 
 namespace rcts {
@@ -9,6 +10,7 @@ namespace rcts {
 Runtime::Runtime(Config c, Backend& b) : config(std::move(c)), backend(b) {
   if (config.offload.fine_grained_activation_offloading || config.offload.cpu_offloading)
     offload = std::make_unique<OffloadManager>(memory, config, backend);
+  if (config.model.fp8) fp8 = std::make_unique<Fp8DelayedScaling>(config.model);
   if (const int64_t n = backend.op_workspace_bytes(); n > 0) {
     op_workspace = Storage::allocate(&memory, backend.memory(), Domain::device, Category::workspace, n,
                                      backend.name() + " op workspace", /*zero=*/false);

@@ -21,6 +21,8 @@
 
 namespace rcts {
 
+class Fp8DelayedScaling;
+
 // Forward invocations per module instance, split into original and recompute.
 struct ForwardCount {
   int64_t original = 0;
@@ -76,6 +78,8 @@ struct Runtime {
   Communicator* etp_group = &single;
   Communicator* edp_group = &single;
 
+  // FP8 delayed scaling of the linear layers' inputs (runtime/fp8.hpp); null without FP8.
+  std::unique_ptr<Fp8DelayedScaling> fp8;
   // Activation offload (fine-grained or layer-level); null when off.
   std::unique_ptr<OffloadManager> offload;
   // The backend's fixed op scratch (Backend::op_workspace_bytes), accounted as workspace.

@@ -180,6 +180,58 @@ const std::vector<Row>& rows() {
        [](Config& c) { fine_grained(c, {"attn_proj", "core_attn"}); }},
       {"offload.expert_module_needs_moe", [](Config& c) { fine_grained(c, {"moe_act"}); },
        [](Config& c) { moe(c); fine_grained(c, {"moe_act", "expert_fc1"}); }},
+      // FP8 and CUDA graphs (design §12).
+      {"fp8.format", [](Config& c) { c.model.fp8 = "e5m2"; }, [](Config& c) { c.model.fp8 = "hybrid"; }},
+      {"fp8.recipe", [](Config& c) { c.model.fp8_recipe = "mxfp8"; },
+       [](Config& c) { c.model.fp8_recipe = "tensorwise"; }},
+      {"fp8.amax_compute_algo", [](Config& c) { c.model.fp8_amax_compute_algo = "mean"; },
+       [](Config& c) { c.model.fp8_amax_compute_algo = "max"; }},
+      {"fp8.amax_history_range", [](Config& c) { c.model.fp8_amax_history_len = 0; },
+       [](Config& c) { c.model.fp8_amax_history_len = 4096; }},
+      {"fp8.amax_history_range", [](Config& c) { c.model.fp8_margin = 33; }, [](Config& c) { c.model.fp8_margin = 32; }},
+      {"cuda_graph.impl", [](Config& c) { c.model.cuda_graph_impl = "cudagraph"; },
+       [](Config& c) { c.model.cuda_graph_impl = "local"; }},
+      {"cuda_graph.scope_names",
+       [](Config& c) { c.model.cuda_graph_impl = "local"; c.model.cuda_graph_scope = {"mlp", "mlp"}; },
+       [](Config& c) { c.model.cuda_graph_impl = "local"; c.model.cuda_graph_scope = {"mlp", "attn"}; }},
+      {"cuda_graph.scope_vs_impl", [](Config& c) { c.model.cuda_graph_scope = {"attn"}; },
+       [](Config& c) { c.model.cuda_graph_impl = "transformer_engine"; c.model.cuda_graph_scope = {"attn"}; }},
+      {"cuda_graph.full_recompute_needs_full_iteration",
+       [](Config& c) { c.model.cuda_graph_impl = "local"; full_uniform(c, 1); },
+       [](Config& c) { c.model.cuda_graph_impl = "full_iteration"; full_uniform(c, 1); }},
+      {"cuda_graph.region_straddles_scope",
+       [](Config& c) {
+         moe(c);
+         c.model.cuda_graph_impl = "transformer_engine";
+         c.model.cuda_graph_scope = {"moe_preprocess"};
+         selective(c, {"moe"});
+       },
+       [](Config& c) {  // the whole MoE layer captured: the region lies inside
+         moe(c);
+         c.model.cuda_graph_impl = "transformer_engine";
+         c.model.cuda_graph_scope = {"moe"};
+         selective(c, {"moe"});
+       }},
+      {"cuda_graph.region_straddles_scope",
+       [](Config& c) {
+         moe(c);
+         c.model.cuda_graph_impl = "local";
+         c.model.cuda_graph_scope = {"moe_router"};
+         selective(c, {"moe", "core_attn"});
+       },
+       [](Config& c) {  // moe_act lies in the experts, wholly outside a router-only graph
+         moe(c);
+         c.model.moe_grouped_gemm = true;
+         c.model.cuda_graph_impl = "local";
+         c.model.cuda_graph_scope = {"moe_router", "attn"};
+         selective(c, {"moe_act", "core_attn"});
+       }},
+      {"recompute.fp8_delayed_vs_output_discarding",
+       [](Config& c) { c.model.fp8 = "e4m3"; selective(c, {"layernorm"}); },
+       [](Config& c) { c.model.fp8 = "e4m3"; c.model.fp8_recipe = "tensorwise"; selective(c, {"layernorm"}); }},
+      {"recompute.fp8_delayed_vs_output_discarding",
+       [](Config& c) { moe(c); c.model.moe_grouped_gemm = true; c.model.fp8 = "hybrid"; selective(c, {"moe_act"}); },
+       [](Config& c) { moe(c); c.model.moe_grouped_gemm = true; c.model.fp8 = "hybrid"; selective(c, {"moe"}); }},
   };
   return r;
 }
@@ -298,6 +350,32 @@ TEST(ValidateRules, FieldLevelSubsetOnlyHasSingleFieldRules) {
   const auto issues = validate_fields(c);
   ASSERT_EQ(issues.size(), 1u) << codes(issues);
   EXPECT_EQ(issues[0].code, "model.layernorm_epsilon");
+}
+
+TEST(ValidateRules, Fp8AndGraphMessagesNameKeysAndValues) {
+  Config c;
+  c.model.fp8 = "e4m3";
+  selective(c, {"core_attn", "layernorm"});
+  auto issues = validate(c);
+  ASSERT_EQ(issues.size(), 1u) << codes(issues);
+  EXPECT_EQ(issues[0].message,
+            "recompute.recompute_modules contains 'layernorm', which FP8 delayed scaling does not support "
+            "(model.fp8 = e4m3, model.fp8_recipe = delayed)");
+  c = Config{};
+  c.model.cuda_graph_impl = "transformer_engine";
+  full_uniform(c, 1);
+  issues = validate(c);
+  ASSERT_EQ(issues.size(), 1u) << codes(issues);
+  EXPECT_NE(issues[0].message.find("recompute.recompute_granularity = full"), std::string::npos) << issues[0].message;
+  EXPECT_NE(issues[0].message.find("model.cuda_graph_impl = transformer_engine"), std::string::npos);
+  EXPECT_EQ(issues[0].fields, (std::vector<std::string>{"recompute.recompute_granularity", "model.cuda_graph_impl"}));
+}
+
+TEST(ValidateRules, SelectiveRecomputeInsideAWholeLayerGraphIsValid) {
+  Config c;
+  c.model.cuda_graph_impl = "local";  // no scope: the whole layer is captured
+  selective(c, {"core_attn", "mlp", "layernorm"});
+  EXPECT_TRUE(validate(c).empty()) << codes(validate(c));
 }
 
 TEST(ValidateRules, UnknownModulesAreRejectedEvenWithoutTheFeatureOn) {

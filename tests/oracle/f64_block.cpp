@@ -652,6 +652,7 @@ std::string f64_unsupported(const Config& c) {
     return "the f64 oracle models one rank only (TP = PP = EP = ETP = 1, no sequence parallelism)";
   if (c.model.multi_latent_attention) return "the f64 oracle has no MLA";
   if (c.model.gated_delta_net) return "the f64 oracle has no GDN layers";
+  if (c.model.fp8) return "the f64 oracle has no FP8 quantisation (its recompute semantics are the fp8 cases' bitwise check)";
   if (c.model.activation != "gelu" && c.model.activation != "swiglu")
     return "the f64 oracle knows GeLU and SwiGLU only, not '" + c.model.activation + "'";
   return "";

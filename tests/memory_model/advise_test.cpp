@@ -1,0 +1,139 @@
+// The recompute advisor against figures derived by hand from Korthikanti et al.'s
+// per-layer terms and the backward-peak rule of activation_memory.hpp, for a config
+// small enough to add up on paper:
+//   s = 8, b = 2, h = 16, a = 2, ffn = 64, bf16 (d = 2), GeLU, dropout on, L = 2, t = 1
+//   sbh = 256;  A = 34·d/2·sbh + 5·as²b = 8704 + 1280 = 9984 bytes per layer
+//   s² terms 5·as²b = 1280; act + fc2 inputs 2·d·sb·ffn = 4096; one LN output d·sbh = 512
+//   chunk input c = d·sbh = 512
+//   F = 24·bsh² + 4·bs²h = 98304 + 8192 = 106496 FLOPs per layer;
+//   core attention 4·bs²h = 8192; MLP 4·sbh·ffn = 65536
+#include <gtest/gtest.h>
+
+#include "reference/config/config_error.hpp"
+#include "reference/memory_model/advise.hpp"
+
+namespace rcts {
+namespace {
+
+Config small() {
+  Config c;
+  c.model.num_layers = 2;
+  c.model.hidden_size = 16;
+  c.model.num_attention_heads = 2;
+  c.model.seq_length = 8;
+  c.model.micro_batch_size = 2;
+  c.model.ffn_hidden_size = 64;
+  c.model.activation_dtype = DType::bf16;
+  c.run.micro_batches = 4;
+  c.recompute.recompute_granularity.reset();
+  return c;
+}
+
+const AdviceCandidate& find(const Advice& a, const std::string& name) {
+  for (const auto& c : a.candidates)
+    if (c.name == name) return c;
+  ADD_FAILURE() << "no candidate " << name;
+  static AdviceCandidate none;
+  return none;
+}
+
+constexpr int64_t A = 9984, S2 = 1280, MLPI = 4096, LN = 512, C = 512;
+constexpr int64_t F = 106496, CORE = 8192, MLP = 65536;
+
+TEST(Advise, FiguresEqualTheHandDerivedOnes) {
+  const Advice a = advise(small(), 16000, "test");
+  // peak = stored prefix of layer 0 + layer 1's worst moment (A for these settings).
+  struct Want {
+    const char* name;
+    int64_t stored, peak, flops;
+  };
+  const Want want[] = {
+      {"selective []", 2 * A, 2 * A, 0},
+      {"selective [core_attn]", 2 * (A - S2), (A - S2) + A, 2 * CORE},
+      {"selective [mlp]", 2 * (A - MLPI), (A - MLPI) + A, 2 * MLP},
+      {"selective [layernorm]", 2 * (A - 2 * LN), (A - 2 * LN) + A, 0},
+      {"selective [core_attn,layernorm]", 2 * (A - S2 - 2 * LN), (A - S2 - 2 * LN) + A, 2 * CORE},
+      // core_attn + mlp: worst = max(A - s², A - act - fc2 - LN2 out) = A - s².
+      {"selective [core_attn,mlp]", 2 * (A - S2 - MLPI), (A - S2 - MLPI) + (A - S2), 2 * (CORE + MLP)},
+      // mlp + layernorm: worst = max(A - LN1 out, A - act - fc2) = A - LN.
+      {"selective [mlp,layernorm]", 2 * (A - MLPI - 2 * LN), (A - MLPI - 2 * LN) + (A - LN), 2 * MLP},
+      {"full uniform 1", 2 * C, C + A, 2 * F},
+      {"full uniform 2", C, 2 * A, 2 * F},
+      {"full block 1", C + A, C + A, F},
+      {"full block 2", 2 * C, C + A, 2 * F},
+  };
+  for (const Want& w : want) {
+    const AdviceCandidate& c = find(a, w.name);
+    EXPECT_TRUE(c.valid) << w.name;
+    EXPECT_EQ(c.stored_bytes, w.stored) << w.name;
+    EXPECT_EQ(c.peak_bytes, w.peak) << w.name;  // one micro-batch in flight (pp = 1)
+    EXPECT_EQ(c.recompute_flops, w.flops) << w.name;
+    EXPECT_EQ(c.fits, w.peak <= 16000) << w.name;
+  }
+  EXPECT_EQ(a.candidates.size(), 8u + 2 * 2);
+  // Cheapest that fits: block 1 (106496 FLOPs, 10496 bytes); everything cheaper peaks above 16000.
+  ASSERT_TRUE(a.recommended);
+  EXPECT_EQ(a.candidates[*a.recommended].name, "full block 1");
+  EXPECT_EQ(a.candidates.front().name, "selective []");  // 0 FLOPs, narrowest
+}
+
+TEST(Advise, TheNarrowestSettingWinsATie) {
+  // Both zero-FLOP settings fit: the control (nothing recomputed) is cheaper than layernorm.
+  EXPECT_EQ(advise(small(), 2 * A, "t").candidates[*advise(small(), 2 * A, "t").recommended].name, "selective []");
+  const Advice a = advise(small(), 2 * A - 1, "t");
+  EXPECT_EQ(a.candidates[*a.recommended].name, "selective [layernorm]");
+}
+
+TEST(Advise, InFlightMicroBatchesAddTheirStoredBytes) {
+  Config c = small();
+  c.parallel.pipeline_model_parallel_size = 2;  // P = min(2, 4) = 2
+  const Advice a = advise(c, 1'000'000, "t");
+  EXPECT_EQ(a.in_flight, 2);
+  EXPECT_EQ(find(a, "selective []").peak_bytes, 2 * A + 2 * A);
+  EXPECT_EQ(find(a, "full block 1").peak_bytes, (C + A) + (C + A));
+}
+
+TEST(Advise, TensorParallelFlopsArePerRank) {
+  Config c = small();
+  c.parallel.tensor_model_parallel_size = 2;
+  EXPECT_EQ(find(advise(c, 1'000'000, "t"), "full block 1").recompute_flops, F / 2);
+}
+
+TEST(Advise, AnInfeasibleBudgetRecommendsNothing) {
+  const Advice a = advise(small(), C + A - 1, "t");  // the smallest peak is C + A
+  EXPECT_FALSE(a.recommended);
+  for (const auto& c : a.candidates) EXPECT_FALSE(c.fits) << c.name;
+  EXPECT_NE(advice_text(a).find("nothing fits: the smallest peak is 10496 bytes"), std::string::npos) << advice_text(a);
+  EXPECT_TRUE(advice_json(a)["recommended"].is_null());
+}
+
+TEST(Advise, CandidatesTheRulesRejectAreListedAsInvalid) {
+  Config c = small();
+  c.model.cuda_graph_impl = "transformer_engine";
+  c.model.cuda_graph_scope = {"attn"};
+  const Advice a = advise(c, 1'000'000, "t");
+  EXPECT_FALSE(find(a, "full uniform 1").valid);
+  EXPECT_EQ(find(a, "full uniform 1").invalid_code, "cuda_graph.full_recompute_needs_full_iteration");
+  EXPECT_TRUE(find(a, "selective [core_attn]").valid);
+  c = small();
+  c.model.fp8 = "e4m3";
+  const Advice f = advise(c, 1'000'000, "t");
+  EXPECT_EQ(find(f, "selective [layernorm]").invalid_code, "recompute.fp8_delayed_vs_output_discarding");
+  EXPECT_TRUE(find(f, "selective [mlp]").valid);
+}
+
+TEST(Advise, RefusesWhatTheModelDoesNotCoverNamingFieldAndValue) {
+  Config c = small();
+  c.model.num_moe_experts = 4;
+  try {
+    advise(c, 1000, "moe.json");
+    FAIL() << "no error";
+  } catch (const ConfigError& e) {
+    EXPECT_EQ(e.path(), "/model/num_moe_experts");
+    EXPECT_NE(std::string(e.what()).find("moe.json: model.num_moe_experts = 4"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(advise(small(), 0, "t"), Error);
+}
+
+}  // namespace
+}  // namespace rcts
