@@ -10,7 +10,7 @@ namespace rcts::harness {
 
 // "<id>\t<file>\t<world sizes, comma-separated>\t<backends, comma-separated>\t<1 if the
 // case keeps a golden file, else 0>". Ids, backends and world sizes never hold a tab or
-// a comma (case.cpp validates them); a file name with a tab is refused.
+// a comma (case.cpp validates them); a file name with a tab, newline or ';' is refused.
 std::string case_tsv_line(const Case& c);
 
 }  // namespace rcts::harness
