@@ -108,21 +108,26 @@ struct Problems {
     issues.push_back({code, (path.empty() ? "/" : path) + ": " + what + " (got " + shown(value) + ")",
                       field.empty() ? std::vector<std::string>{} : std::vector<std::string>{field}});
     paths.push_back(path);
-    text += (text.empty() ? "" : "\n") + where + ": " + issues.back().message;
+    line(where + ": " + issues.back().message);
+  }
+  // The message shows the first kShown problems (a hostile file may hold millions);
+  // issues() keeps them all.
+  static constexpr size_t kShown = 50;
+  void line(const std::string& l) {
+    if (issues.size() <= kShown) text += (text.empty() ? "" : "\n") + l;
   }
   void throw_if_any() const {
     if (issues.empty()) return;
-    throw ConfigError(issues.front().code, paths.front(),
-                      issues.size() == 1 ? text
-                                         : std::to_string(issues.size()) + " problems in " + where + ":\n" + text,
-                      issues);
+    std::string msg = issues.size() == 1 ? text : std::to_string(issues.size()) + " problems in " + where + ":\n" + text;
+    if (issues.size() > kShown) msg += "\n... and " + std::to_string(issues.size() - kShown) + " more";
+    throw ConfigError(issues.front().code, paths.front(), msg, issues);
   }
 };
 
 struct Reader {
   Problems& p;
 
-  // False (and a problem recorded) when v is not an integer that fits Int.
+  // Records a problem (and leaves `out` as it was) when v is not an integer that fits Int.
   template <class Int> void integer(const json& v, const std::string& path, Int& out) {
     if (!v.is_number_integer()) return p.add("json.type", path, "expected an integer", v);
     bool fits;
@@ -296,8 +301,8 @@ Config config_from_json(const json& j, const std::string& where) {
     }
     problems.issues.push_back(i);
     problems.paths.push_back(path);
-    problems.text += (problems.text.empty() ? "" : "\n") + where + ": " + path +
-                     (value ? " = " + shown(*value) : std::string()) + ": " + i.message + " [" + i.code + "]";
+    problems.line(where + ": " + path + (value ? " = " + shown(*value) : std::string()) + ": " + i.message + " [" +
+                  i.code + "]");
   }
   problems.throw_if_any();
   return c;

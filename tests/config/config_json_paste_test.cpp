@@ -50,6 +50,17 @@ TEST(ConfigJsonPaste, EveryProblemInOneError) {
     EXPECT_NE(e.message().find(s), std::string::npos) << s << "\n" << e.message();
 }
 
+TEST(ConfigJsonPaste, AThousandProblemsShowFiftyAndCountTheRest) {
+  json j = json::object();
+  for (int i = 0; i < 1000; ++i) j["no_such_key_" + std::to_string(1000 + i)] = i;
+  const ConfigError e = error_of(j);
+  EXPECT_EQ(e.issues().size(), 1000u);
+  EXPECT_NE(e.message().find("1000 problems in pasted.json"), std::string::npos);
+  EXPECT_NE(e.message().find("no_such_key_1049"), std::string::npos);
+  EXPECT_EQ(e.message().find("no_such_key_1050"), std::string::npos);
+  EXPECT_NE(e.message().find("... and 950 more"), std::string::npos);
+}
+
 TEST(ConfigJsonPaste, AKeyGivenTwiceIsAnError) {
   const ConfigError e = error_of(json::parse(R"({"hidden_size": 32, "model": {"hidden_size": 64}})"));
   EXPECT_EQ(e.code(), "json.duplicate_key");
