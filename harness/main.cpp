@@ -20,9 +20,11 @@
 
 #include "backends/registry.hpp"
 #include "harness/lib/agreement.hpp"
+#include "harness/lib/case_listing.hpp"
 #include "harness/lib/atomic_file.hpp"
 #include "harness/lib/check_kinds.hpp"
 #include "harness/lib/dump_staging.hpp"
+#include "harness/lib/megatron_args.hpp"
 #include "harness/lib/runner.hpp"
 #include "harness/lib/strict_json.hpp"
 #include "harness/lib/version.hpp"
@@ -63,6 +65,12 @@ std::string fmt_number(double v) {
 fs::path default_dir(const char* name) {
   if (fs::exists(name)) return name;
   return fs::path(RCTS_SOURCE_DIR) / name;
+}
+
+std::string join_words(const std::vector<std::string>& words) {
+  std::string s;
+  for (const auto& w : words) s += (s.empty() ? "" : " ") + w;
+  return s;
 }
 
 std::vector<fs::path> case_paths(const std::vector<std::string>& given) {
@@ -213,9 +221,12 @@ int rcts_main(int argc, char** argv, MpiRun& run) {
   bool dump_replace = false;
   run_cmd->add_flag("--dump-replace", dump_replace, "with --dump: replace a non-empty DIR whole")->needs(dump_opt);
   run_cmd->add_option("--mutant", mutant, "switch on a compiled-in fault (see `rcts mutants --list`)");
+  run_cmd->add_flag("--golden-only", opt.golden_only, "run each case's baseline and check its golden digests only");
   auto* checks = app.add_subcommand("checks", "list the check kinds a case's \"expect\" may name");
   auto* list = app.add_subcommand("list", "list cases");
   add_common(list);
+  bool list_tsv = false;
+  list->add_flag("--tsv", list_tsv, "one tab-separated line per case for scripts: id, file, world sizes, backends, golden (1/0)");
   auto* explain = app.add_subcommand("explain", "print a case's plan: configs, chunks, recomputed modules, bytes, seeds");
   explain->add_option("case", case_id, "case id or case file")->required();
   explain->add_option("--cases", paths, "where to look for the case (default: cases/)");
@@ -224,6 +235,15 @@ int rcts_main(int argc, char** argv, MpiRun& run) {
   auto* memory = app.add_subcommand("memory", "analytic activation-memory calculator (Korthikanti et al. 2022)");
   memory->add_option("--config", config_file, "config JSON (default: built-in defaults)");
   memory->add_flag("--json", as_json, "print JSON instead of the table");
+  std::string megatron_args, megatron_file;
+  bool print_config = false;
+  auto* margs = memory->add_option("--megatron-args", megatron_args,
+                                   "Megatron-LM arguments, e.g. \"--num-layers 24 --hidden-size 1024 ...\" (docs/megatron.md)");
+  auto* mfile = memory->add_option("--megatron-file", megatron_file,
+                                   "a file of Megatron-LM arguments, or YAML (.yaml/.yml) mapping them to values");
+  memory->add_flag("--print-config", print_config, "print the rcts config (JSON) the settings map to, not the report");
+  margs->excludes(mfile);
+  memory->get_option("--config")->excludes(margs)->excludes(mfile);
   AdviseArgs advise_args;
   auto* advise = app.add_subcommand("advise", "list recompute settings with per-rank peak bytes, recompute FLOPs and fit");
   advise->add_option("--config", advise_args.config_file, "config JSON: model, parallel, run (default: built-in defaults)");
@@ -289,7 +309,21 @@ int rcts_main(int argc, char** argv, MpiRun& run) {
     if (*block) return block_command(config_file, *backend, opt.limits);
     if (*advise) return advise_command(advise_args, std::cout);
     if (*memory) {
-      Config cfg = read_config_file(config_file);
+      Config cfg;
+      if (!megatron_args.empty() || !megatron_file.empty()) {
+        const MegatronImport m = megatron_file.empty() ? import_megatron_arg_string(megatron_args)
+                                                       : import_megatron_file(megatron_file);
+        for (const auto& n : m.notes) std::cerr << "rcts: megatron: " << n << "\n";
+        if (!m.ignored.empty())
+          std::cerr << "rcts: megatron: ignored (no effect on what rcts models): " << join_words(m.ignored) << "\n";
+        cfg = m.config;
+      } else {
+        cfg = read_config_file(config_file);
+      }
+      if (print_config) {
+        std::cout << config_to_json(cfg).dump(2) << "\n";
+        return 0;
+      }
       std::cout << (as_json ? memory_report_json(cfg).dump(2) + "\n" : memory_report_text(cfg));
       return 0;
     }
@@ -312,6 +346,11 @@ int rcts_main(int argc, char** argv, MpiRun& run) {
       load_error = e.what();
     }
     if (opt.agreement) agree_on_load(*opt.agreement, load_error);
+    if (*list && list_tsv) {
+      for (const auto& c : cases)
+        if (opt.filter.empty() || glob_match(opt.filter, c.id)) std::cout << case_tsv_line(c) << "\n";
+      return 0;
+    }
     if (*list) {
       for (const auto& c : cases)
         if (opt.filter.empty() || glob_match(opt.filter, c.id))

@@ -4,10 +4,12 @@
 #include "reference/config/config_json.hpp"
 
 #include <limits>
+#include <map>
 #include <set>
 #include <type_traits>
 
 #include "reference/config/config_error.hpp"
+#include "reference/config/megatron_defaults.hpp"
 #include "reference/config/validate.hpp"
 
 namespace rcts {
@@ -95,22 +97,46 @@ template <class C, class F> void visit_sections(C& c, F&& f) {
 }
 
 // ---- reading -------------------------------------------------------------------------
+// Every problem is collected, not thrown at once, so one run names them all (a pasted
+// config with five wrong keys gets five messages, not five tries).
 std::string shown(const json& v) {
   std::string s = v.dump();
   return s.size() > 80 ? s.substr(0, 77) + "..." : s;
 }
 
-[[noreturn]] void fail(const std::string& where, const std::string& code, const std::string& path,
-                       const std::string& what, const json& value) {
-  throw ConfigError(code, path, where + ": " + (path.empty() ? "/" : path) + ": " + what + " (got " +
-                                    shown(value) + ")");
-}
+struct Problems {
+  const std::string& where;
+  std::vector<ConfigIssue> issues;
+  std::vector<std::string> paths;  // JSON pointer of each issue
+  std::string text;
+
+  void add(const std::string& code, const std::string& path, const std::string& what, const json& value,
+           const std::string& field = "") {
+    issues.push_back({code, (path.empty() ? "/" : path) + ": " + what + " (got " + shown(value) + ")",
+                      field.empty() ? std::vector<std::string>{} : std::vector<std::string>{field}});
+    paths.push_back(path);
+    line(where + ": " + issues.back().message);
+  }
+  // The message shows the first kShown problems (a hostile file may hold millions);
+  // issues() keeps them all.
+  static constexpr size_t kShown = 50;
+  void line(const std::string& l) {
+    if (issues.size() <= kShown) text += (text.empty() ? "" : "\n") + l;
+  }
+  void throw_if_any() const {
+    if (issues.empty()) return;
+    std::string msg = issues.size() == 1 ? text : std::to_string(issues.size()) + " problems in " + where + ":\n" + text;
+    if (issues.size() > kShown) msg += "\n... and " + std::to_string(issues.size() - kShown) + " more";
+    throw ConfigError(issues.front().code, paths.front(), msg, issues);
+  }
+};
 
 struct Reader {
-  const std::string& where;
+  Problems& p;
 
+  // Records a problem (and leaves `out` as it was) when v is not an integer that fits Int.
   template <class Int> void integer(const json& v, const std::string& path, Int& out) {
-    if (!v.is_number_integer()) fail(where, "json.type", path, "expected an integer", v);
+    if (!v.is_number_integer()) return p.add("json.type", path, "expected an integer", v);
     bool fits;
     if (v.is_number_unsigned()) {
       fits = v.get<uint64_t>() <= static_cast<uint64_t>(std::numeric_limits<Int>::max());
@@ -120,38 +146,39 @@ struct Reader {
       const int64_t i = v.get<int64_t>();
       fits = i >= std::numeric_limits<Int>::min() && i <= std::numeric_limits<Int>::max();
     }
-    if (!fits) fail(where, "json.range", path, "integer out of range for this field", v);
+    if (!fits) return p.add("json.range", path, "integer out of range for this field", v);
     out = v.is_number_unsigned() ? static_cast<Int>(v.get<uint64_t>()) : static_cast<Int>(v.get<int64_t>());
   }
   void read(const json& v, const std::string& path, int& out) { integer(v, path, out); }
   void read(const json& v, const std::string& path, int64_t& out) { integer(v, path, out); }
   void read(const json& v, const std::string& path, uint64_t& out) { integer(v, path, out); }
   void read(const json& v, const std::string& path, double& out) {
-    if (!v.is_number()) fail(where, "json.type", path, "expected a number", v);
+    if (!v.is_number()) return p.add("json.type", path, "expected a number", v);
     out = v.get<double>();
   }
   void read(const json& v, const std::string& path, bool& out) {
-    if (!v.is_boolean()) fail(where, "json.type", path, "expected true or false", v);
+    if (!v.is_boolean()) return p.add("json.type", path, "expected true or false", v);
     out = v.get<bool>();
   }
   void read(const json& v, const std::string& path, std::string& out) {
-    if (!v.is_string()) fail(where, "json.type", path, "expected a string", v);
+    if (!v.is_string()) return p.add("json.type", path, "expected a string", v);
     out = v.get<std::string>();
   }
   void read(const json& v, const std::string& path, DType& out) {
-    if (!v.is_string()) fail(where, "json.type", path, "expected a string (bf16, f32 or f64)", v);
+    if (!v.is_string()) return p.add("json.type", path, "expected a string (bf16, f32 or f64)", v);
     const auto s = v.get<std::string>();
     for (DType t : {DType::bf16, DType::f32, DType::f64})
       if (dtype_name(t) == s) {
         out = t;
         return;
       }
-    fail(where, "model.activation_dtype", path, "activation dtype must be bf16, f32 or f64", v);
+    p.add("model.activation_dtype", path, "activation dtype must be bf16, f32 or f64", v);
   }
   void read(const json& v, const std::string& path, std::vector<std::string>& out) {
-    if (!v.is_array()) fail(where, "json.type", path, "expected an array of strings", v);
-    out.clear();
-    for (size_t i = 0; i < v.size(); ++i) read(v[i], path + "/" + std::to_string(i), out.emplace_back());
+    if (!v.is_array()) return p.add("json.type", path, "expected an array of strings", v);
+    std::vector<std::string> items;
+    for (size_t i = 0; i < v.size(); ++i) read(v[i], path + "/" + std::to_string(i), items.emplace_back());
+    out = std::move(items);
   }
   template <class T> void read(const json& v, const std::string& path, std::optional<T>& out) {
     if (v.is_null()) {
@@ -159,26 +186,34 @@ struct Reader {
       return;
     }
     T x{};
+    const size_t before = p.issues.size();
     read(v, path, x);
-    out = std::move(x);
+    if (p.issues.size() == before) out = std::move(x);
   }
 };
 
-void read_section(const json& obj, const std::string& path, const std::string& where, auto&& visit) {
-  if (!obj.is_object()) fail(where, "json.type", path, "expected an object", obj);
-  std::set<std::string> known;
-  visit([&](const char* name, auto&) { known.insert(name); });
-  for (const auto& [key, value] : obj.items())
-    if (!known.count(key)) {
-      std::string legal;
-      for (const auto& k : known) legal += (legal.empty() ? "" : ", ") + k;
-      fail(where, "json.unknown_key", path + "/" + key, "unknown key '" + key + "' (known: " + legal + ")", value);
-    }
-  Reader r{where};
-  visit([&](const char* name, auto& field) {
-    auto it = obj.find(name);
-    if (it != obj.end()) r.read(*it, path + "/" + name, field);
-  });
+// One key given to a section: its value and the JSON pointer it was written at (a
+// nested "/model/hidden_size" or a flat "/hidden_size").
+struct Entry {
+  const json* value;
+  std::string path;
+};
+
+// Megatron-LM's default FFN size when a config names none (megatron/training/arguments.py,
+// validate_args; docs/megatron.md): 4h, or for SwiGLU int(4h * 2/3 / 64) * 64. A hidden
+// size outside its domain keeps the built-in default (its own problem is reported).
+void default_ffn(Config& c, Problems& p) {
+  const int h = c.model.hidden_size;
+  if (h < 1) return;
+  const int64_t ffn = megatron_default_ffn_hidden_size(h, c.model.activation == "swiglu");
+  if (ffn > std::numeric_limits<int>::max()) {
+    p.add("model.size_range", "/model/ffn_hidden_size",
+          "the default ffn_hidden_size (Megatron-LM's, from hidden_size = " + std::to_string(h) + ") is " +
+              std::to_string(ffn) + ", out of range: set ffn_hidden_size",
+          json(nullptr), "model.ffn_hidden_size");
+    return;
+  }
+  c.model.ffn_hidden_size = static_cast<int>(ffn);
 }
 
 // ---- writing -------------------------------------------------------------------------
@@ -195,29 +230,88 @@ template <class T> json to_value(const std::optional<T>& v) { return v ? to_valu
 }  // namespace
 
 Config config_from_json(const json& j, const std::string& where) {
-  if (!j.is_object()) fail(where, "json.type", "", "expected a config object", j);
-  Config c;
-  std::set<std::string> sections;
-  visit_sections(c, [&](const char* name, auto&&) { sections.insert(name); });
-  for (const auto& [key, value] : j.items())
-    if (!sections.count(key))
-      fail(where, "json.unknown_key", "/" + key,
-           "unknown section '" + key + "' (known: model, parallel, recompute, offload, run)", value);
-  visit_sections(c, [&](const char* name, auto&& visit) {
-    auto it = j.find(name);
-    if (it != j.end()) read_section(*it, std::string("/") + name, where, visit);
-  });
-
-  // Value domains of single fields, reported at the JSON value.
-  auto issues = validate_fields(c);
-  if (!issues.empty()) {
-    const ConfigIssue& i = issues.front();
-    std::string path = i.fields.empty() ? "" : field_to_json_path(i.fields.front());
-    json::json_pointer ptr(path);
-    std::string value = j.contains(ptr) ? " = " + shown(j.at(ptr)) : "";
-    throw ConfigError(i.code, path, where + ": " + path + value + ": " + i.message + " [" + i.code + "]",
-                      issues);
+  Problems problems{where, {}, {}, {}};
+  if (!j.is_object()) {
+    problems.add("json.type", "", "expected a config object", j);
+    problems.throw_if_any();
   }
+  Config c;
+  // Keys a section takes, and which section each field name belongs to (field names are
+  // unique across sections, so a flat object {"hidden_size": ...} is unambiguous).
+  std::map<std::string, std::set<std::string>> known;
+  std::map<std::string, std::string> section_of;
+  visit_sections(c, [&](const char* name, auto&& visit) {
+    visit([&](const char* key, auto&) {
+      known[name].insert(key);
+      section_of[key] = name;
+    });
+  });
+  auto legal = [](const std::set<std::string>& names) {
+    std::string s;
+    for (const auto& k : names) s += (s.empty() ? "" : ", ") + k;
+    return s;
+  };
+  std::map<std::string, std::map<std::string, Entry>> given;  // section -> key -> entry
+  auto give = [&](const std::string& section, const std::string& key, const json& value, const std::string& path) {
+    auto [it, fresh] = given[section].emplace(key, Entry{&value, path});
+    if (!fresh)
+      problems.add("json.duplicate_key", path,
+                   "'" + key + "' is given twice (also at " + it->second.path + ")", value,
+                   section + "." + key);
+  };
+  for (const auto& [key, value] : j.items()) {
+    if (known.count(key)) {
+      if (!value.is_object()) {
+        problems.add("json.type", "/" + key, "expected an object", value);
+        continue;
+      }
+      for (const auto& [k, v] : value.items()) {
+        if (known[key].count(k))
+          give(key, k, v, "/" + key + "/" + k);
+        else
+          problems.add("json.unknown_key", "/" + key + "/" + k,
+                       "unknown key '" + k + "' (known: " + legal(known[key]) + ")", v);
+      }
+    } else if (auto s = section_of.find(key); s != section_of.end()) {
+      give(s->second, key, value, "/" + key);
+    } else {
+      problems.add("json.unknown_key", "/" + key,
+                   "unknown section '" + key +
+                       "' (known: model, parallel, recompute, offload, run; their keys may also stand at the top level)",
+                   value);
+    }
+  }
+  Reader r{problems};
+  std::map<std::string, std::string> path_of;  // "section.key" -> where it was written
+  visit_sections(c, [&](const char* name, auto&& visit) {
+    visit([&](const char* key, auto& field) {
+      auto& entries = given[name];
+      auto it = entries.find(key);
+      if (it == entries.end()) return;
+      path_of[std::string(name) + "." + key] = it->second.path;
+      r.read(*it->second.value, it->second.path, field);
+    });
+  });
+  if (!given["model"].count("ffn_hidden_size")) default_ffn(c, problems);
+
+  // Value domains of single fields, reported at the JSON value (fields already reported
+  // as unreadable keep their default and give no second message).
+  std::set<std::string> reported(problems.paths.begin(), problems.paths.end());
+  for (const ConfigIssue& i : validate_fields(c)) {
+    const std::string field = i.fields.empty() ? "" : i.fields.front();
+    const std::string path = path_of.count(field) ? path_of[field] : field_to_json_path(field);
+    if (reported.count(path)) continue;
+    const json* value = nullptr;
+    if (auto s = section_of.find(field.substr(field.find('.') + 1)); s != section_of.end()) {
+      auto& entries = given[s->second];
+      if (auto e = entries.find(s->first); e != entries.end()) value = e->second.value;
+    }
+    problems.issues.push_back(i);
+    problems.paths.push_back(path);
+    problems.line(where + ": " + path + (value ? " = " + shown(*value) : std::string()) + ": " + i.message + " [" +
+                  i.code + "]");
+  }
+  problems.throw_if_any();
   return c;
 }
 
@@ -232,14 +326,25 @@ json config_to_json(const Config& c) {
 }
 
 Config apply_overrides(const Config& base, const json& patch, const std::string& where) {
-  if (!patch.is_object()) fail(where, "json.type", "", "expected a config object to merge", patch);
+  if (!patch.is_object()) {
+    Problems p{where, {}, {}, {}};
+    p.add("json.type", "", "expected a config object to merge", patch);
+    p.throw_if_any();
+  }
   json j = config_to_json(base);
-  for (const auto& [section, value] : patch.items()) {
-    if (!value.is_object() || !j.contains(section)) {
-      j[section] = value;  // config_from_json reports the unknown section or the type
+  std::map<std::string, std::string> section_of;
+  for (const auto& [section, keys] : j.items())
+    for (const auto& [key, v] : keys.items()) section_of[key] = section;
+  for (const auto& [key, value] : patch.items()) {
+    if (auto s = section_of.find(key); !j.contains(key) && s != section_of.end()) {
+      j[s->second][key] = value;  // a flat key replaces its section's value
       continue;
     }
-    for (const auto& [key, v] : value.items()) j[section][key] = v;
+    if (!value.is_object() || !j.contains(key)) {
+      j[key] = value;  // config_from_json reports the unknown section or the type
+      continue;
+    }
+    for (const auto& [k, v] : value.items()) j[key][k] = v;
   }
   return config_from_json(j, where);
 }
