@@ -23,6 +23,7 @@
 #include "harness/lib/atomic_file.hpp"
 #include "harness/lib/check_kinds.hpp"
 #include "harness/lib/dump_staging.hpp"
+#include "harness/lib/provenance.hpp"
 #include "harness/lib/runner.hpp"
 #include "harness/lib/strict_json.hpp"
 #include "harness/lib/version.hpp"
@@ -116,7 +117,7 @@ int block_command(const std::string& config_file, Backend& backend, const RunLim
   const RunRecord r = execute(cfg, backend);
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   const auto& m = cfg.model;
-  std::cout << "rcts " << kVersion << " (" << kGitSha << ")  dense block, backend " << backend.name() << " ("
+  std::cout << "rcts " << kVersion << " (" << run_git_sha() << ")  dense block, backend " << backend.name() << " ("
             << backend.description() << ")\n"
             << "  L=" << m.num_layers << " h=" << m.hidden_size << " a=" << m.num_attention_heads << " s=" << m.seq_length
             << " b=" << m.micro_batch_size << " ffn=" << m.ffn_hidden_size << " " << m.activation << " "
@@ -163,7 +164,7 @@ namespace {
 
 int rcts_main(int argc, char** argv, MpiRun& run) {
   CLI::App app{"rcts: deterministic conformance suite for activation recompute and offload"};
-  app.set_version_flag("--version", std::string(kVersion) + " (" + kGitSha + ")");
+  app.set_version_flag("--version", std::string(kVersion) + " (" + run_git_sha() + ")");  // before MPI: runs git
   app.require_subcommand(1);
 
   RunOptions opt;

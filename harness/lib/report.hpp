@@ -26,6 +26,9 @@ struct CheckResult {
   std::string kind;  // bitwise, masks, rng, memory, counts, golden, config_error
   Outcome outcome = Outcome::pass;
   std::string detail;
+  // What depends on wall-clock time (an exposed wait); reported apart from `detail`
+  // (JSON "timing"), so the results of two identical runs are identical.
+  std::string timing = {};
 };
 
 struct CaseResult {
@@ -56,11 +59,19 @@ std::string summary_line(const std::vector<CaseResult>& cases);
 // Header block, one row per case, and summary_line() as the last line.
 std::string summary_table(const RunHeader& header, const std::vector<CaseResult>& cases);
 
+// The results document (docs/json-report.md): "schema" and "schema_version", then
+// header, summary and cases, which two identical runs write identically, and last
+// "timing" (start time and seconds), the only part that varies between them.
+inline constexpr const char* kResultsSchema = "rcts-results";
+inline constexpr int kResultsSchemaVersion = 1;
 nlohmann::json results_json(const RunHeader& header, const std::vector<CaseResult>& cases);
 
-// One testsuite "rcts" with a testcase per case: classname is the id up to its last
-// dot, name the last component.
+// One testsuite per run, named junit_suite_name() ("rcts.np2"), with a testcase per
+// case: classname the suite's name, name junit_case_name() ("full.block.bf16 [cpu, np2]"),
+// so reports of one case set at several world sizes or backends never collide.
 std::string junit_xml(const RunHeader& header, const std::vector<CaseResult>& cases);
+std::string junit_suite_name(const RunHeader& header);
+std::string junit_case_name(const RunHeader& header, const CaseResult& c);
 
 // "[ 3/41] PASS selective.core_attn.bf16 (0.12 s)"; index is 1-based. Non-passing cases
 // get ": <short detail>" appended.

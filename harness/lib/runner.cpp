@@ -16,6 +16,7 @@
 #include "harness/lib/checks.hpp"
 #include "harness/lib/golden.hpp"
 #include "harness/lib/npy.hpp"
+#include "harness/lib/provenance.hpp"
 #include "harness/lib/ranks.hpp"
 #include "harness/lib/version.hpp"
 #include "harness/lib/mask_oracle.hpp"
@@ -310,7 +311,7 @@ std::vector<CaseResult> run_cases(const std::vector<Case>& cases, const RunOptio
       if (r.outcome == Outcome::pass)
         for (const auto& ch : r.checks)
           if (ch.kind == "offload") {
-            std::istringstream lines(ch.detail);
+            std::istringstream lines(ch.detail + (ch.timing.empty() ? "" : "\n" + ch.timing));
             for (std::string line; std::getline(lines, line);) *progress << "        " << line << '\n';
           }
       if ((r.outcome == Outcome::fail || r.outcome == Outcome::error) && !r.reason.empty()) {
@@ -326,7 +327,7 @@ std::vector<CaseResult> run_cases(const std::vector<Case>& cases, const RunOptio
 RunHeader make_header(const RunOptions& o) {
   RunHeader h;
   h.version = kVersion;
-  h.git_sha = kGitSha;
+  h.git_sha = run_git_sha();
   h.backend = o.backend ? o.backend->name() : "the backends each case lists";
   h.ranks = o.world_size;
   const std::time_t now = std::time(nullptr);

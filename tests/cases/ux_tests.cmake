@@ -1,0 +1,9 @@
+# CLI tests of what a user and CI see (issue 15): provenance, CI reports, machine-
+# readable list/explain/block, regen-golden review, failures that point at the cause.
+# Included from tests/cases/CMakeLists.txt; label cli.
+add_test(NAME cli.ci_reports COMMAND ${CMAKE_COMMAND} -DRCTS=${RCTS_CLI} -DSRC=${PROJECT_SOURCE_DIR}
+         -DOUT=${CMAKE_CURRENT_BINARY_DIR}/cli_ci_reports -P ${CMAKE_CURRENT_SOURCE_DIR}/cli_ci_reports.cmake)
+add_test(NAME cli.provenance COMMAND ${CMAKE_COMMAND} -DRCTS=${RCTS_CLI} -DSRC=${PROJECT_SOURCE_DIR}
+         -DCASES=${RCTS_CASES} -DOUT=${CMAKE_CURRENT_BINARY_DIR}/cli_provenance
+         -P ${CMAKE_CURRENT_SOURCE_DIR}/cli_provenance.cmake)
+set_tests_properties(cli.ci_reports cli.provenance PROPERTIES LABELS cli TIMEOUT 120)
