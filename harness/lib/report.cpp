@@ -61,6 +61,25 @@ Outcome parse_outcome(std::string_view name) {
   throw Error("unknown outcome '" + std::string(name) + "' (expected pass, fail, skip, xfail or error)");
 }
 
+std::string_view phase_name(Phase p) {
+  switch (p) {
+    case Phase::seeding: return "RNG seeding";
+    case Phase::forward_draw: return "forward dropout draw";
+    case Phase::forward: return "forward";
+    case Phase::recompute_draw: return "recompute dropout draw";
+    case Phase::backward: return "backward";
+    case Phase::rng_after: return "RNG states after the micro-batch";
+    case Phase::step_end: return "end of step";
+  }
+  return "?";
+}
+
+std::string ExecPoint::str() const {
+  if (phase == Phase::seeding) return std::string(phase_name(phase));
+  return "step " + std::to_string(step) + " micro-batch " + std::to_string(micro_batch) + ", " +
+         std::string(phase_name(phase));
+}
+
 Tally tally(const std::vector<CaseResult>& cases) {
   Tally t;
   for (const auto& c : cases) {
@@ -132,6 +151,8 @@ std::string summary_table(const RunHeader& h, const std::vector<CaseResult>& cas
 
 void to_json(nlohmann::json& j, const CheckResult& c) {
   j = {{"kind", c.kind}, {"outcome", outcome_name(c.outcome)}, {"detail", c.detail}};
+  if (c.at)
+    j["at"] = {{"step", c.at->step}, {"micro_batch", c.at->micro_batch}, {"phase", std::string(phase_name(c.at->phase))}};
 }
 
 void to_json(nlohmann::json& j, const CaseResult& c) {

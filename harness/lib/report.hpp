@@ -6,7 +6,9 @@
 // as failed (a run with an error must not look clean) and xfail as skipped (an expected
 // failure is not a pass). JSON and JUnit keep all five counts apart.
 #pragma once
+#include <compare>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -22,6 +24,20 @@ std::string_view outcome_label(Outcome o);  // "PASS", "FAIL", ...
 // Throws rcts::Error naming the bad value.
 Outcome parse_outcome(std::string_view name);
 
+// Where in a run's execution a failure shows first: (step, micro-batch, phase), the
+// phases in the order they run within a micro-batch (forward dropout draws, forward
+// activations and loss, recompute draws in backward, input gradients, RNG states after
+// it; parameters and their gradients after the last micro-batch). Orders a case's
+// failing checks so the cause comes before its symptoms (divergence.hpp).
+enum class Phase { seeding, forward_draw, forward, recompute_draw, backward, rng_after, step_end };
+std::string_view phase_name(Phase p);  // "forward dropout draw", ...
+struct ExecPoint {
+  int step = 0, micro_batch = 0;
+  Phase phase = Phase::seeding;
+  auto operator<=>(const ExecPoint&) const = default;
+  std::string str() const;  // "step 0 micro-batch 1, recompute dropout draw"
+};
+
 struct CheckResult {
   std::string kind;  // bitwise, masks, rng, memory, counts, golden, config_error
   Outcome outcome = Outcome::pass;
@@ -29,6 +45,8 @@ struct CheckResult {
   // What depends on wall-clock time (an exposed wait); reported apart from `detail`
   // (JSON "timing"), so the results of two identical runs are identical.
   std::string timing = {};
+  // A failure's first execution point, when the runner could place it (divergence.hpp).
+  std::optional<ExecPoint> at = {};
 };
 
 struct CaseResult {

@@ -14,6 +14,7 @@
 #include "harness/lib/check_kinds.hpp"
 #include "harness/lib/agreement.hpp"
 #include "harness/lib/checks.hpp"
+#include "harness/lib/divergence.hpp"
 #include "harness/lib/golden.hpp"
 #include "harness/lib/npy.hpp"
 #include "harness/lib/provenance.hpp"
@@ -163,6 +164,8 @@ CaseResult run_case_on_this_rank(const Case& c, const RunOptions& o) {
     res.reason = "needs " + r + " ranks, this run has " + std::to_string(o.world_size);
     return finish();
   }
+  // Each failing run's first divergence, for a reason that leads with the cause.
+  std::vector<std::pair<std::string, Divergence>> firsts;
   try {
     const auto kinds = requested_kinds(c.expect);
     if (c.expect.config_error) {
@@ -204,6 +207,7 @@ CaseResult run_case_on_this_rank(const Case& c, const RunOptions& o) {
       // variant (when the case or the variant asks), then once at the end.
       for (const CheckKind* k : kinds)
         if (k->on_baseline) k->on_baseline(x, res.checks);
+      place_failures(base, base, "baseline", res.checks, 0, firsts);
       for (const auto& v : c.variants) {
         const Config vcfg = load_config(c, &v.patch, v.name);
         const RankContext vrc = rank_context(vcfg, c, o);
@@ -216,8 +220,10 @@ CaseResult run_case_on_this_rank(const Case& c, const RunOptions& o) {
         vx.rerun = [&](const Config& cfg, const std::string& label) {
           return run_within_limits(cfg, vrc, c, label, o);
         };
+        const size_t before = res.checks.size();
         for (const auto& k : check_kinds())
           if (k.on_variant && (k.requested(c.expect) || k.requested(v.expect))) k.on_variant(vx, res.checks);
+        place_failures(base, run, v.name, res.checks, before, firsts);
       }
       for (const CheckKind* k : kinds)
         if (k->on_case_end) k->on_case_end(x, res.checks);
@@ -238,12 +244,7 @@ CaseResult run_case_on_this_rank(const Case& c, const RunOptions& o) {
     res.reason = "the case checks nothing: add an 'expect' entry";
   }
   if (res.outcome == Outcome::fail || res.outcome == Outcome::error) {
-    if (res.reason.empty())
-      for (const auto& ch : res.checks)
-        if (ch.outcome == Outcome::fail) {
-          res.reason = ch.kind + ": " + ch.detail;
-          break;
-        }
+    if (res.reason.empty()) res.reason = failure_reason(firsts, res.checks);
     if (c.xfail) {
       res.outcome = Outcome::xfail;
       res.reason = "expected failure (" + *c.xfail + "): " + res.reason;

@@ -7,3 +7,7 @@ add_test(NAME cli.provenance COMMAND ${CMAKE_COMMAND} -DRCTS=${RCTS_CLI} -DSRC=$
          -DCASES=${RCTS_CASES} -DOUT=${CMAKE_CURRENT_BINARY_DIR}/cli_provenance
          -P ${CMAKE_CURRENT_SOURCE_DIR}/cli_provenance.cmake)
 set_tests_properties(cli.ci_reports cli.provenance PROPERTIES LABELS cli TIMEOUT 120)
+add_test(NAME cli.failure_cause COMMAND ${CMAKE_COMMAND} -DRCTS=${RCTS_CLI} -DCASES=${RCTS_CASES}
+         -DDATA=${CMAKE_CURRENT_SOURCE_DIR}/data -DOUT=${CMAKE_CURRENT_BINARY_DIR}/cli_failure_cause
+         -P ${CMAKE_CURRENT_SOURCE_DIR}/cli_failure_cause.cmake)
+set_tests_properties(cli.failure_cause PROPERTIES LABELS cli TIMEOUT 120)
