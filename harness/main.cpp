@@ -23,6 +23,7 @@
 #include "harness/lib/atomic_file.hpp"
 #include "harness/lib/check_kinds.hpp"
 #include "harness/lib/dump_staging.hpp"
+#include "harness/lib/json_outputs.hpp"
 #include "harness/lib/provenance.hpp"
 #include "harness/lib/runner.hpp"
 #include "harness/lib/strict_json.hpp"
@@ -98,7 +99,7 @@ Config read_config_file(const std::string& path) {
 }
 
 // `rcts block`: the dense block on one config, with a short human summary.
-int block_command(const std::string& config_file, Backend& backend, const RunLimits& limits) {
+int block_command(const std::string& config_file, Backend& backend, const RunLimits& limits, bool as_json) {
   Config cfg = read_config_file(config_file);
   if (config_file.empty()) {
     cfg.model.num_layers = 4;
@@ -116,6 +117,10 @@ int block_command(const std::string& config_file, Backend& backend, const RunLim
   const auto t0 = std::chrono::steady_clock::now();
   const RunRecord r = execute(cfg, backend);
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  if (as_json) {
+    std::cout << block_json(cfg, r, backend, secs).dump(2) << "\n";
+    return 0;
+  }
   const auto& m = cfg.model;
   std::cout << "rcts " << kVersion << " (" << run_git_sha() << ")  dense block, backend " << backend.name() << " ("
             << backend.description() << ")\n"
@@ -216,9 +221,11 @@ int rcts_main(int argc, char** argv, MpiRun& run) {
   auto* checks = app.add_subcommand("checks", "list the check kinds a case's \"expect\" may name");
   auto* list = app.add_subcommand("list", "list cases");
   add_common(list);
+  list->add_flag("--json", as_json, "print JSON (docs/json-report.md)");
   auto* explain = app.add_subcommand("explain", "print a case's plan: configs, chunks, recomputed modules, bytes, seeds");
   explain->add_option("case", case_id, "case id or case file")->required();
   explain->add_option("--cases", paths, "where to look for the case (default: cases/)");
+  explain->add_flag("--json", as_json, "print JSON (docs/json-report.md)");
   add_backend(explain, "cpu");
   add_limits(explain);
   auto* memory = app.add_subcommand("memory", "analytic activation-memory calculator (Korthikanti et al. 2022)");
@@ -227,6 +234,8 @@ int rcts_main(int argc, char** argv, MpiRun& run) {
   auto* regen = app.add_subcommand("regen-golden", "rewrite golden files from the current code and say what changed");
   add_common(regen);
   add_backend(regen, "cpu");
+  bool regen_check = false;
+  regen->add_flag("--check", regen_check, "write nothing; exit 1 when a golden file would change");
   auto* mutants = app.add_subcommand("mutants", "run every mutant against the cases; fail if one survives");
   add_common(mutants);
   add_backend(mutants, "cpu");
@@ -237,6 +246,7 @@ int rcts_main(int argc, char** argv, MpiRun& run) {
   mutants->add_flag("--list", list_mutants, "list the mutants and exit");
   auto* block = app.add_subcommand("block", "run the dense block on one config and print a summary");
   block->add_option("--config", config_file, "config JSON (default: a small built-in config)");
+  block->add_flag("--json", as_json, "print JSON (docs/json-report.md)");
   add_backend(block, "cpu");
   add_limits(block);
   app.footer(limits_help);
@@ -280,7 +290,7 @@ int rcts_main(int argc, char** argv, MpiRun& run) {
       device_world = backend->make_world(*opt.world);
       opt.device_world = device_world.get();
     }
-    if (*block) return block_command(config_file, *backend, opt.limits);
+    if (*block) return block_command(config_file, *backend, opt.limits, as_json);
     if (*memory) {
       Config cfg = read_config_file(config_file);
       std::cout << (as_json ? memory_report_json(cfg).dump(2) + "\n" : memory_report_text(cfg));
@@ -305,6 +315,10 @@ int rcts_main(int argc, char** argv, MpiRun& run) {
       load_error = e.what();
     }
     if (opt.agreement) agree_on_load(*opt.agreement, load_error);
+    if (*list && as_json) {
+      std::cout << list_json(cases, opt.filter).dump(2) << "\n";
+      return 0;
+    }
     if (*list) {
       for (const auto& c : cases)
         if (opt.filter.empty() || glob_match(opt.filter, c.id))
@@ -314,17 +328,18 @@ int rcts_main(int argc, char** argv, MpiRun& run) {
     if (*explain) {
       for (const auto& c : cases)
         if (c.id == case_id || c.file == fs::path(case_id)) {
-          std::cout << explain_case(c, *backend, opt.limits);
+          std::cout << (as_json ? explain_json(c, *backend, opt.limits).dump(2) + "\n" : explain_case(c, *backend, opt.limits));
           return 0;
         }
       if (fs::exists(case_id)) {
-        std::cout << explain_case(load_case(case_id), *backend, opt.limits);
+        const Case c = load_case(case_id);
+        std::cout << (as_json ? explain_json(c, *backend, opt.limits).dump(2) + "\n" : explain_case(c, *backend, opt.limits));
         return 0;
       }
       std::cerr << "rcts explain: no case '" << case_id << "' (try `rcts list`)\n";
       return 2;
     }
-    if (*regen) return regen_golden(cases, opt, out);
+    if (*regen) return regen_golden(cases, opt, out, regen_check);
     if (*mutants) {
 const auto results = run_mutants(cases, opt, all_killers, only, out);
       int killed = 0;

@@ -11,3 +11,10 @@ add_test(NAME cli.failure_cause COMMAND ${CMAKE_COMMAND} -DRCTS=${RCTS_CLI} -DCA
          -DDATA=${CMAKE_CURRENT_SOURCE_DIR}/data -DOUT=${CMAKE_CURRENT_BINARY_DIR}/cli_failure_cause
          -P ${CMAKE_CURRENT_SOURCE_DIR}/cli_failure_cause.cmake)
 set_tests_properties(cli.failure_cause PROPERTIES LABELS cli TIMEOUT 120)
+add_test(NAME cli.regen_review COMMAND ${CMAKE_COMMAND} -DRCTS=${RCTS_CLI} -DCASES=${RCTS_CASES}
+         -DGOLDEN=${PROJECT_SOURCE_DIR}/golden -DOUT=${CMAKE_CURRENT_BINARY_DIR}/cli_regen_review
+         -P ${CMAKE_CURRENT_SOURCE_DIR}/cli_regen_review.cmake)
+set_tests_properties(cli.regen_review PROPERTIES LABELS cli TIMEOUT 120)
+add_test(NAME cli.json_outputs COMMAND ${CMAKE_COMMAND} -DRCTS=${RCTS_CLI} -DCASES=${RCTS_CASES}
+         -DOUT=${CMAKE_CURRENT_BINARY_DIR}/cli_json_outputs -P ${CMAKE_CURRENT_SOURCE_DIR}/cli_json_outputs.cmake)
+set_tests_properties(cli.json_outputs PROPERTIES LABELS cli TIMEOUT 120)
