@@ -228,4 +228,28 @@ std::string failure_reason(const std::vector<std::pair<std::string, Divergence>>
   return out;
 }
 
+std::string lead_with_rank_divergences(const std::vector<CaseResult>& per_rank, const std::string& merged) {
+  static const std::string kLead = "first divergence ";
+  auto is_lead = [](const std::string& line) {
+    const size_t p = line.rfind("rank ", 0) == 0 ? line.find(": ") : std::string::npos;
+    return line.compare(p == std::string::npos ? 0 : p + 2, kLead.size(), kLead) == 0;
+  };
+  std::string leads;
+  for (size_t r = 0; r < per_rank.size(); ++r) {
+    const std::string& reason = per_rank[r].reason;
+    if (reason.rfind(kLead, 0) == 0)
+      leads += (leads.empty() ? "" : "\n") + ("rank " + std::to_string(r) + ": ") + reason.substr(0, reason.find('\n'));
+  }
+  if (leads.empty()) return merged;
+  std::string rest;
+  size_t start = 0;
+  while (start <= merged.size()) {
+    const size_t end = std::min(merged.find('\n', start), merged.size());
+    const std::string line = merged.substr(start, end - start);
+    if (!line.empty() && !is_lead(line)) rest += "\n" + line;
+    start = end + 1;
+  }
+  return leads + rest;
+}
+
 }  // namespace rcts::harness

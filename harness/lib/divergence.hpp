@@ -49,4 +49,10 @@ void place_failures(const RunRecord& base, const RunRecord& run, const std::stri
 std::string failure_reason(const std::vector<std::pair<std::string, Divergence>>& firsts,
                            const std::vector<CheckResult>& checks);
 
+// A multi-rank case's merged reason: one rank's reason is kept whole, so the first
+// divergence another rank found (e.g. a seed only rank 1 gets wrong) would be lost.
+// Returns `merged` led by every rank's first-divergence line, "rank <r>: first
+// divergence ...", in rank order, with those lines removed from the rest.
+std::string lead_with_rank_divergences(const std::vector<CaseResult>& per_rank, const std::string& merged);
+
 }  // namespace rcts::harness

@@ -130,5 +130,19 @@ TEST(FailureReason, LeadsWithTheCauseAndListsEveryFailingCheckInExecutionOrder) 
   EXPECT_EQ(failure_reason({}, {checks[1]}), "memory: v: layer 0 saved 10 bytes");
 }
 
+TEST(FailureReason, MultiRankLeadsWithEveryRanksFirstDivergence) {
+  std::vector<CaseResult> ranks(3);
+  ranks[0].reason = "masks_across_ranks: identical masks";
+  ranks[1].reason = "first divergence (baseline): RNG seeding: 'model-parallel-rng' seeded ...\nrng: baseline: wrong seed";
+  ranks[2].reason = "first divergence (v): step 0 micro-batch 1, forward: loss ...\nbitwise: v: 1 of 9 differ";
+  EXPECT_EQ(lead_with_rank_divergences(ranks, "rank 2: first divergence (v): step 0 micro-batch 1, forward: loss ...\n"
+                                              "bitwise: v: 1 of 9 differ"),
+            "rank 1: first divergence (baseline): RNG seeding: 'model-parallel-rng' seeded ...\n"
+            "rank 2: first divergence (v): step 0 micro-batch 1, forward: loss ...\n"
+            "bitwise: v: 1 of 9 differ");
+  ranks[1].reason = ranks[2].reason = "memory: no";
+  EXPECT_EQ(lead_with_rank_divergences(ranks, "rank 0: masks_across_ranks: x"), "rank 0: masks_across_ranks: x");
+}
+
 }  // namespace
 }  // namespace rcts::harness
