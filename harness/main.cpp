@@ -25,6 +25,8 @@
 #include "harness/lib/check_kinds.hpp"
 #include "harness/lib/dump_staging.hpp"
 #include "harness/lib/megatron_args.hpp"
+#include "harness/lib/json_outputs.hpp"
+#include "harness/lib/provenance.hpp"
 #include "harness/lib/runner.hpp"
 #include "harness/lib/strict_json.hpp"
 #include "harness/lib/version.hpp"
@@ -106,7 +108,7 @@ Config read_config_file(const std::string& path) {
 }
 
 // `rcts block`: the dense block on one config, with a short human summary.
-int block_command(const std::string& config_file, Backend& backend, const RunLimits& limits) {
+int block_command(const std::string& config_file, Backend& backend, const RunLimits& limits, bool as_json) {
   Config cfg = read_config_file(config_file);
   if (config_file.empty()) {
     cfg.model.num_layers = 4;
@@ -124,8 +126,12 @@ int block_command(const std::string& config_file, Backend& backend, const RunLim
   const auto t0 = std::chrono::steady_clock::now();
   const RunRecord r = execute(cfg, backend);
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  if (as_json) {
+    std::cout << block_json(cfg, r, backend, secs).dump(2) << "\n";
+    return 0;
+  }
   const auto& m = cfg.model;
-  std::cout << "rcts " << kVersion << " (" << kGitSha << ")  dense block, backend " << backend.name() << " ("
+  std::cout << "rcts " << kVersion << " (" << run_git_sha() << ")  dense block, backend " << backend.name() << " ("
             << backend.description() << ")\n"
             << "  L=" << m.num_layers << " h=" << m.hidden_size << " a=" << m.num_attention_heads << " s=" << m.seq_length
             << " b=" << m.micro_batch_size << " ffn=" << m.ffn_hidden_size << " " << m.activation << " "
@@ -172,7 +178,7 @@ namespace {
 
 int rcts_main(int argc, char** argv, MpiRun& run) {
   CLI::App app{"rcts: deterministic conformance suite for activation recompute and offload"};
-  app.set_version_flag("--version", std::string(kVersion) + " (" + kGitSha + ")");
+  app.set_version_flag("--version", std::string(kVersion) + " (" + run_git_sha() + ")");  // before MPI: runs git
   app.require_subcommand(1);
 
   RunOptions opt;
@@ -227,9 +233,11 @@ int rcts_main(int argc, char** argv, MpiRun& run) {
   add_common(list);
   bool list_tsv = false;
   list->add_flag("--tsv", list_tsv, "one tab-separated line per case for scripts: id, file, world sizes, backends, golden (1/0)");
+  list->add_flag("--json", as_json, "print JSON (docs/json-report.md)");
   auto* explain = app.add_subcommand("explain", "print a case's plan: configs, chunks, recomputed modules, bytes, seeds");
   explain->add_option("case", case_id, "case id or case file")->required();
   explain->add_option("--cases", paths, "where to look for the case (default: cases/)");
+  explain->add_flag("--json", as_json, "print JSON (docs/json-report.md)");
   add_backend(explain, "cpu");
   add_limits(explain);
   auto* memory = app.add_subcommand("memory", "analytic activation-memory calculator (Korthikanti et al. 2022)");
@@ -253,6 +261,8 @@ int rcts_main(int argc, char** argv, MpiRun& run) {
   auto* regen = app.add_subcommand("regen-golden", "rewrite golden files from the current code and say what changed");
   add_common(regen);
   add_backend(regen, "cpu");
+  bool regen_check = false;
+  regen->add_flag("--check", regen_check, "write nothing; exit 1 when a golden file would change");
   auto* mutants = app.add_subcommand("mutants", "run every mutant against the cases; fail if one survives");
   add_common(mutants);
   add_backend(mutants, "cpu");
@@ -263,6 +273,7 @@ int rcts_main(int argc, char** argv, MpiRun& run) {
   mutants->add_flag("--list", list_mutants, "list the mutants and exit");
   auto* block = app.add_subcommand("block", "run the dense block on one config and print a summary");
   block->add_option("--config", config_file, "config JSON (default: a small built-in config)");
+  block->add_flag("--json", as_json, "print JSON (docs/json-report.md)");
   add_backend(block, "cpu");
   add_limits(block);
   app.footer(limits_help);
@@ -306,7 +317,7 @@ int rcts_main(int argc, char** argv, MpiRun& run) {
       device_world = backend->make_world(*opt.world);
       opt.device_world = device_world.get();
     }
-    if (*block) return block_command(config_file, *backend, opt.limits);
+    if (*block) return block_command(config_file, *backend, opt.limits, as_json);
     if (*advise) return advise_command(advise_args, std::cout);
     if (*memory) {
       Config cfg;
@@ -351,6 +362,10 @@ int rcts_main(int argc, char** argv, MpiRun& run) {
         if (opt.filter.empty() || glob_match(opt.filter, c.id)) std::cout << case_tsv_line(c) << "\n";
       return 0;
     }
+    if (*list && as_json) {
+      std::cout << list_json(cases, opt.filter).dump(2) << "\n";
+      return 0;
+    }
     if (*list) {
       for (const auto& c : cases)
         if (opt.filter.empty() || glob_match(opt.filter, c.id))
@@ -360,17 +375,18 @@ int rcts_main(int argc, char** argv, MpiRun& run) {
     if (*explain) {
       for (const auto& c : cases)
         if (c.id == case_id || c.file == fs::path(case_id)) {
-          std::cout << explain_case(c, *backend, opt.limits);
+          std::cout << (as_json ? explain_json(c, *backend, opt.limits).dump(2) + "\n" : explain_case(c, *backend, opt.limits));
           return 0;
         }
       if (fs::exists(case_id)) {
-        std::cout << explain_case(load_case(case_id), *backend, opt.limits);
+        const Case c = load_case(case_id);
+        std::cout << (as_json ? explain_json(c, *backend, opt.limits).dump(2) + "\n" : explain_case(c, *backend, opt.limits));
         return 0;
       }
       std::cerr << "rcts explain: no case '" << case_id << "' (try `rcts list`)\n";
       return 2;
     }
-    if (*regen) return regen_golden(cases, opt, out);
+    if (*regen) return regen_golden(cases, opt, out, regen_check);
     if (*mutants) {
 const auto results = run_mutants(cases, opt, all_killers, only, out);
       int killed = 0;

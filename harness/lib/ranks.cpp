@@ -1,5 +1,7 @@
 #include "harness/lib/ranks.hpp"
 
+#include "harness/lib/divergence.hpp"
+
 #include <algorithm>
 #include <cstring>
 #include <map>
@@ -52,6 +54,7 @@ CaseResult merge_rank_results(const std::vector<CaseResult>& per_rank) {
     m.seconds = std::max(m.seconds, o.seconds);
   }
   if (severity(m.outcome) >= 3 && m.reason.rfind("rank ", 0) != 0) m.reason = "rank 0: " + m.reason;
+  if (severity(m.outcome) >= 3) m.reason = lead_with_rank_divergences(per_rank, m.reason);
   return m;
 }
 

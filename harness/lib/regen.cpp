@@ -3,6 +3,8 @@
 // baseline digests are collected instead of being compared. Only when every case
 // passes are the files written: each to a temporary file first, then all renamed
 // into place, so a failure (a failing check, a full disk) leaves every golden as it was.
+// It prints one line per new or changed file (golden_review.hpp); --check prints the
+// same and writes nothing, failing when any file would change.
 #include <fstream>
 #include <iomanip>
 #include <memory>
@@ -12,6 +14,7 @@
 #include "harness/lib/agreement.hpp"
 #include "harness/lib/atomic_file.hpp"
 #include "harness/lib/golden.hpp"
+#include "harness/lib/golden_review.hpp"
 #include "harness/lib/runner.hpp"
 
 namespace rcts::harness {
@@ -25,26 +28,26 @@ void print_indented(std::ostream& out, const std::string& text) {
   for (std::string line; std::getline(lines, line);) out << "        " << line << '\n';
 }
 
-// What writing `now` to `file` changes: empty when the file already holds it.
-std::vector<std::string> changes_to(const fs::path& file, const Golden& now, std::string& verb) {
+// What writing `now` to `file` changes, in one line: empty when the file already holds it.
+std::string change_to(const fs::path& file, const Golden& now, std::string& verb) {
   std::ifstream in(file);
   if (!in) {
     verb = "new";
-    return {"new golden file"};
+    return "new golden file";
   }
   try {
-    auto lines = golden_changes(golden_from_json(nlohmann::json::parse(in), file.string()), now);
+    const Golden old = golden_from_json(nlohmann::json::parse(in), file.string());
     verb = "changed";
-    return lines;
+    return golden_changes(old, now).empty() ? std::string() : golden_review(old, now);
   } catch (const std::exception& e) {
     verb = "replaced";  // e.g. truncated by an interrupted write
-    return {std::string("the old file is not a valid golden: ") + e.what()};
+    return std::string("the old file is not a valid golden: ") + e.what();
   }
 }
 
 }  // namespace
 
-int regen_golden(const std::vector<Case>& cases, const RunOptions& o, std::ostream& out) {
+int regen_golden(const std::vector<Case>& cases, const RunOptions& o, std::ostream& out, bool check_only) {
   RCTS_CHECK(o.backend, "regen-golden: no backend");
   RCTS_CHECK(o.backend->has_goldens(), "backend '" + o.backend->name() + "' keeps no golden files (its bits depend on "
                                        "the GPU model and library versions)");
@@ -95,19 +98,21 @@ int regen_golden(const std::vector<Case>& cases, const RunOptions& o, std::ostre
 
   // Prepare every file (written, flushed, synced, closed), then rename them all.
   std::vector<std::unique_ptr<AtomicFile>> files;
+  int unchanged = 0, would_change = 0;
   try {
     for (const Case* c : golden_cases) {
       const auto it = goldens.find(c->id);
       if (it == goldens.end()) continue;  // skipped at this world size
       const fs::path file = golden_path(o.golden_dir, o.backend->golden_name(), c->id, o.world_size);
       std::string verb;
-      const auto lines = changes_to(file, it->second, verb);
-      if (lines.empty()) {
-        out << "unchanged  " << file.string() << '\n';
+      const std::string change = change_to(file, it->second, verb);
+      if (change.empty()) {
+        ++unchanged;
         continue;
       }
-      out << std::left << std::setw(11) << verb << file.string() << '\n';
-      for (const auto& l : lines) out << "             " << l << '\n';
+      out << std::left << std::setw(11) << verb << file.string() << ": " << change << '\n';
+      ++would_change;
+      if (check_only) continue;
       std::error_code ec;
       fs::create_directories(file.parent_path(), ec);
       if (ec) throw Error("cannot create " + file.parent_path().string() + ": " + ec.message());
@@ -118,6 +123,12 @@ int regen_golden(const std::vector<Case>& cases, const RunOptions& o, std::ostre
     }
   } catch (const Error& e) {
     throw Error(e.message() + "\nno golden file was written");
+  }
+  if (unchanged) out << unchanged << " golden file(s) unchanged\n";
+  if (check_only) {
+    out << (would_change ? std::to_string(would_change) + " golden file(s) would change; --check wrote nothing\n"
+                         : std::string("every golden file is up to date; --check wrote nothing\n"));
+    return would_change ? 1 : 0;
   }
   for (auto& f : files) f->commit();
   out << files.size() << " golden file(s) written\n";

@@ -61,6 +61,25 @@ Outcome parse_outcome(std::string_view name) {
   throw Error("unknown outcome '" + std::string(name) + "' (expected pass, fail, skip, xfail or error)");
 }
 
+std::string_view phase_name(Phase p) {
+  switch (p) {
+    case Phase::seeding: return "RNG seeding";
+    case Phase::forward_draw: return "forward dropout draw";
+    case Phase::forward: return "forward";
+    case Phase::recompute_draw: return "recompute dropout draw";
+    case Phase::backward: return "backward";
+    case Phase::rng_after: return "RNG states after the micro-batch";
+    case Phase::step_end: return "end of step";
+  }
+  return "?";
+}
+
+std::string ExecPoint::str() const {
+  if (phase == Phase::seeding) return std::string(phase_name(phase));
+  return "step " + std::to_string(step) + " micro-batch " + std::to_string(micro_batch) + ", " +
+         std::string(phase_name(phase));
+}
+
 Tally tally(const std::vector<CaseResult>& cases) {
   Tally t;
   for (const auto& c : cases) {
@@ -132,6 +151,8 @@ std::string summary_table(const RunHeader& h, const std::vector<CaseResult>& cas
 
 void to_json(nlohmann::json& j, const CheckResult& c) {
   j = {{"kind", c.kind}, {"outcome", outcome_name(c.outcome)}, {"detail", c.detail}};
+  if (c.at)
+    j["at"] = {{"step", c.at->step}, {"micro_batch", c.at->micro_batch}, {"phase", std::string(phase_name(c.at->phase))}};
 }
 
 void to_json(nlohmann::json& j, const CaseResult& c) {
@@ -144,9 +165,27 @@ void to_json(nlohmann::json& j, const RunHeader& h) {
        {"ranks", h.ranks},     {"seed", h.seed},       {"started_at", h.started_at}};
 }
 
+// docs/json-report.md: everything outside "timing" depends only on the code, the cases
+// and the command, so two identical runs give identical bytes there.
 nlohmann::json results_json(const RunHeader& header, const std::vector<CaseResult>& cases) {
   const Tally t = tally(cases);
-  return {{"header", header},
+  nlohmann::json head = header;
+  head.erase("started_at");
+  nlohmann::json results = nlohmann::json::array(), times = nlohmann::json::array();
+  double total_s = 0;
+  for (const auto& c : cases) {
+    nlohmann::json j = c;
+    j.erase("seconds");
+    results.push_back(std::move(j));
+    nlohmann::json t = {{"id", c.id}, {"backend", c.backend}, {"seconds", c.seconds}};
+    for (const auto& k : c.checks)
+      if (!k.timing.empty()) t["checks"].push_back({{"kind", k.kind}, {"timing", k.timing}});
+    times.push_back(std::move(t));
+    total_s += c.seconds;
+  }
+  return {{"schema", kResultsSchema},
+          {"schema_version", kResultsSchemaVersion},
+          {"header", head},
           {"summary",
            {{"total", cases.size()},
             {"passed", t.passed},
@@ -154,7 +193,8 @@ nlohmann::json results_json(const RunHeader& header, const std::vector<CaseResul
             {"skipped", t.skipped},
             {"xfail", t.xfail},
             {"errors", t.errors}}},
-          {"cases", cases}};
+          {"cases", results},
+          {"timing", {{"started_at", header.started_at}, {"total_seconds", total_s}, {"cases", times}}}};
 }
 
 std::string xml_escape(std::string_view s, bool attribute) {
@@ -193,8 +233,12 @@ std::string junit_xml(const RunHeader& h, const std::vector<CaseResult>& cases) 
                              std::to_string(t.skipped + t.xfail) + "\" time=\"" + fixed(total_s, 3) + "\"";
   std::ostringstream os;
   os << "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
+  // Reports of one case set at 1, 2 and 4 ranks are merged by CI: the suite and every
+  // case carry the world size, and a case its full id and backend.
+  const std::string suite = junit_suite_name(h);
   os << "<testsuites name=\"rcts\" " << counts << ">\n";
-  os << "  <testsuite name=\"rcts\" " << counts << " timestamp=\"" << xml_escape(h.started_at) << "\">\n";
+  os << "  <testsuite name=\"" << xml_escape(suite) << "\" " << counts << " timestamp=\"" << xml_escape(h.started_at)
+     << "\">\n";
   os << "    <properties>\n";
   const std::pair<const char*, std::string> props[] = {{"version", h.version},
                                                        {"git_sha", h.git_sha},
@@ -206,11 +250,8 @@ std::string junit_xml(const RunHeader& h, const std::vector<CaseResult>& cases) 
   os << "    </properties>\n";
 
   for (const auto& c : cases) {
-    const auto dot = c.id.rfind('.');
-    const std::string classname = dot == std::string::npos ? "rcts" : c.id.substr(0, dot);
-    const std::string name = (dot == std::string::npos ? c.id : c.id.substr(dot + 1)) +
-                             (c.backend.empty() || c.backend == "cpu" ? "" : " [" + c.backend + "]");
-    os << "    <testcase classname=\"" << xml_escape(classname) << "\" name=\"" << xml_escape(name) << "\" file=\""
+    os << "    <testcase classname=\"" << xml_escape(suite) << "\" name=\"" << xml_escape(junit_case_name(h, c))
+       << "\" file=\""
        << xml_escape(c.file) << "\" time=\"" << fixed(c.seconds, 3) << "\"";
     if (c.outcome == Outcome::pass) {
       os << "/>\n";
@@ -239,6 +280,13 @@ std::string junit_xml(const RunHeader& h, const std::vector<CaseResult>& cases) 
   }
   os << "  </testsuite>\n</testsuites>\n";
   return os.str();
+}
+
+std::string junit_suite_name(const RunHeader& h) { return "rcts.np" + std::to_string(h.ranks); }
+
+std::string junit_case_name(const RunHeader& h, const CaseResult& c) {
+  const std::string backend = c.backend.empty() ? h.backend : c.backend;
+  return c.id + " [" + backend + ", np" + std::to_string(h.ranks) + "]";
 }
 
 std::string progress_line(int index, int total, const CaseResult& c) {

@@ -6,7 +6,9 @@
 // as failed (a run with an error must not look clean) and xfail as skipped (an expected
 // failure is not a pass). JSON and JUnit keep all five counts apart.
 #pragma once
+#include <compare>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -22,10 +24,29 @@ std::string_view outcome_label(Outcome o);  // "PASS", "FAIL", ...
 // Throws rcts::Error naming the bad value.
 Outcome parse_outcome(std::string_view name);
 
+// Where in a run's execution a failure shows first: (step, micro-batch, phase), the
+// phases in the order they run within a micro-batch (forward dropout draws, forward
+// activations and loss, recompute draws in backward, input gradients, RNG states after
+// it; parameters and their gradients after the last micro-batch). Orders a case's
+// failing checks so the cause comes before its symptoms (divergence.hpp).
+enum class Phase { seeding, forward_draw, forward, recompute_draw, backward, rng_after, step_end };
+std::string_view phase_name(Phase p);  // "forward dropout draw", ...
+struct ExecPoint {
+  int step = 0, micro_batch = 0;
+  Phase phase = Phase::seeding;
+  auto operator<=>(const ExecPoint&) const = default;
+  std::string str() const;  // "step 0 micro-batch 1, recompute dropout draw"
+};
+
 struct CheckResult {
   std::string kind;  // bitwise, masks, rng, memory, counts, golden, config_error
   Outcome outcome = Outcome::pass;
   std::string detail;
+  // What depends on wall-clock time (an exposed wait); reported apart from `detail`
+  // (JSON "timing"), so the results of two identical runs are identical.
+  std::string timing = {};
+  // A failure's first execution point, when the runner could place it (divergence.hpp).
+  std::optional<ExecPoint> at = {};
 };
 
 struct CaseResult {
@@ -56,11 +77,19 @@ std::string summary_line(const std::vector<CaseResult>& cases);
 // Header block, one row per case, and summary_line() as the last line.
 std::string summary_table(const RunHeader& header, const std::vector<CaseResult>& cases);
 
+// The results document (docs/json-report.md): "schema" and "schema_version", then
+// header, summary and cases, which two identical runs write identically, and last
+// "timing" (start time and seconds), the only part that varies between them.
+inline constexpr const char* kResultsSchema = "rcts-results";
+inline constexpr int kResultsSchemaVersion = 1;
 nlohmann::json results_json(const RunHeader& header, const std::vector<CaseResult>& cases);
 
-// One testsuite "rcts" with a testcase per case: classname is the id up to its last
-// dot, name the last component.
+// One testsuite per run, named junit_suite_name() ("rcts.np2"), with a testcase per
+// case: classname the suite's name, name junit_case_name() ("full.block.bf16 [cpu, np2]"),
+// so reports of one case set at several world sizes or backends never collide.
 std::string junit_xml(const RunHeader& header, const std::vector<CaseResult>& cases);
+std::string junit_suite_name(const RunHeader& header);
+std::string junit_case_name(const RunHeader& header, const CaseResult& c);
 
 // "[ 3/41] PASS selective.core_attn.bf16 (0.12 s)"; index is 1-based. Non-passing cases
 // get ": <short detail>" appended.

@@ -15,8 +15,10 @@
 #include "harness/lib/agreement.hpp"
 #include "harness/lib/checks.hpp"
 #include "harness/lib/device_pool_check.hpp"
+#include "harness/lib/divergence.hpp"
 #include "harness/lib/golden.hpp"
 #include "harness/lib/npy.hpp"
+#include "harness/lib/provenance.hpp"
 #include "harness/lib/ranks.hpp"
 #include "harness/lib/version.hpp"
 #include "harness/lib/mask_oracle.hpp"
@@ -165,6 +167,8 @@ CaseResult run_case_on_this_rank(const Case& c, const RunOptions& o) {
     res.reason = "needs " + r + " ranks, this run has " + std::to_string(o.world_size);
     return finish();
   }
+  // Each failing run's first divergence, for a reason that leads with the cause.
+  std::vector<std::pair<std::string, Divergence>> firsts;
   try {
     const auto kinds = requested_kinds(c.expect);
     if (c.expect.config_error) {
@@ -206,6 +210,7 @@ CaseResult run_case_on_this_rank(const Case& c, const RunOptions& o) {
       // variant (when the case or the variant asks), then once at the end.
       for (const CheckKind* k : kinds)
         if (k->on_baseline) k->on_baseline(x, res.checks);
+      place_failures(base, base, "baseline", res.checks, 0, firsts);
       for (const auto& v : c.variants) {
         const Config vcfg = load_config(c, &v.patch, v.name);
         const RankContext vrc = rank_context(vcfg, c, o);
@@ -218,8 +223,10 @@ CaseResult run_case_on_this_rank(const Case& c, const RunOptions& o) {
         vx.rerun = [&](const Config& cfg, const std::string& label) {
           return run_within_limits(cfg, vrc, c, label, o);
         };
+        const size_t before = res.checks.size();
         for (const auto& k : check_kinds())
           if (k.on_variant && (k.requested(c.expect) || k.requested(v.expect))) k.on_variant(vx, res.checks);
+        place_failures(base, run, v.name, res.checks, before, firsts);
       }
       for (const CheckKind* k : kinds)
         if (k->on_case_end) k->on_case_end(x, res.checks);
@@ -240,12 +247,7 @@ CaseResult run_case_on_this_rank(const Case& c, const RunOptions& o) {
     res.reason = "the case checks nothing: add an 'expect' entry";
   }
   if (res.outcome == Outcome::fail || res.outcome == Outcome::error) {
-    if (res.reason.empty())
-      for (const auto& ch : res.checks)
-        if (ch.outcome == Outcome::fail) {
-          res.reason = ch.kind + ": " + ch.detail;
-          break;
-        }
+    if (res.reason.empty()) res.reason = failure_reason(firsts, res.checks);
     if (c.xfail) {
       res.outcome = Outcome::xfail;
       res.reason = "expected failure (" + *c.xfail + "): " + res.reason;
@@ -313,7 +315,7 @@ std::vector<CaseResult> run_cases(const std::vector<Case>& cases, const RunOptio
       if (r.outcome == Outcome::pass)
         for (const auto& ch : r.checks)
           if (ch.kind == "offload") {
-            std::istringstream lines(ch.detail);
+            std::istringstream lines(ch.detail + (ch.timing.empty() ? "" : "\n" + ch.timing));
             for (std::string line; std::getline(lines, line);) *progress << "        " << line << '\n';
           }
       if ((r.outcome == Outcome::fail || r.outcome == Outcome::error) && !r.reason.empty()) {
@@ -329,7 +331,7 @@ std::vector<CaseResult> run_cases(const std::vector<Case>& cases, const RunOptio
 RunHeader make_header(const RunOptions& o) {
   RunHeader h;
   h.version = kVersion;
-  h.git_sha = kGitSha;
+  h.git_sha = run_git_sha();
   h.backend = o.backend ? o.backend->name() : "the backends each case lists";
   h.ranks = o.world_size;
   const std::time_t now = std::time(nullptr);

@@ -96,9 +96,11 @@ std::vector<MutantResult> run_mutants(const std::vector<Case>& cases, const RunO
 
 // Rewrites the golden files of the selected cases that expect one, all or nothing: it
 // runs every such case (all its checks) first and writes only when every one passes and
-// every file could be prepared, then prints what changed. Returns the exit status.
-// Throws rcts::Error when no case matches the selection or a write fails.
-int regen_golden(const std::vector<Case>& cases, const RunOptions& options, std::ostream& out);
+// every file could be prepared, then prints what changed, one line per file
+// (golden_review.hpp). Returns the exit status. `check_only` (--check) writes nothing
+// and returns 1 when a golden file would change. Throws rcts::Error when no case
+// matches the selection or a write fails.
+int regen_golden(const std::vector<Case>& cases, const RunOptions& options, std::ostream& out, bool check_only = false);
 
 // The plan of a case: configs, chunks, recomputed modules, expected bytes, seeds.
 // Offload plans come from a short dry run on `backend`, checked against `limits` first.

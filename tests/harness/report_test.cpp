@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <regex>
+#include <set>
 #include <sstream>
 
 #include "reference/core/error.hpp"
@@ -71,7 +72,7 @@ TEST(ProgressLine, NamesABackendOtherThanTheReference) {
   CaseResult c{"selective.core_attn.bf16", "f", Outcome::pass, "", 0.12, {}, "cuda"};
   EXPECT_EQ(progress_line(1, 2, c), "[1/2] PASS selective.core_attn.bf16 [cuda] (0.12 s)");
   EXPECT_EQ(results_json(header(), {c})["cases"][0]["backend"], "cuda");
-  EXPECT_NE(junit_xml(header(), {c}).find("name=\"bf16 [cuda]\""), std::string::npos);
+  EXPECT_NE(junit_xml(header(), {c}).find("name=\"selective.core_attn.bf16 [cuda, np2]\""), std::string::npos);
 }
 
 TEST(ProgressLine, Format) {
@@ -109,8 +110,58 @@ TEST(JunitXml, CountsAndElements) {
   EXPECT_EQ(count(x, "<testsuite "), 1u);
   EXPECT_EQ(count(x, "</testsuite>"), 1u);
   EXPECT_EQ(count(x, "</testsuites>"), 1u);
-  EXPECT_NE(x.find("classname=\"selective.core_attn\" name=\"bf16\""), std::string::npos) << x;
+  EXPECT_NE(x.find("classname=\"rcts.np2\" name=\"selective.core_attn.bf16 [cpu, np2]\""), std::string::npos) << x;
+  EXPECT_NE(x.find("<testsuite name=\"rcts.np2\" "), std::string::npos) << x;
   EXPECT_NE(x.find("<property name=\"backend\" value=\"cpu\"/>"), std::string::npos) << x;
+}
+
+// CI merges the reports of one case set at 1, 2 and 4 ranks (and per backend): no two
+// testcases of such reports may share (classname, name).
+TEST(JunitXml, ReportsAtSeveralWorldSizesAndBackendsDoNotCollide) {
+  std::set<std::pair<std::string, std::string>> seen;
+  size_t total = 0;
+  const std::regex testcase(R"re(<testcase classname="([^"]*)" name="([^"]*)")re");
+  for (int ranks : {1, 2, 4}) {
+    RunHeader h = header();
+    h.ranks = ranks;
+    std::vector<CaseResult> cs = cases();
+    CaseResult other_backend = cs[0];
+    other_backend.backend = "cpu-exact";
+    cs.push_back(other_backend);
+    const std::string x = junit_xml(h, cs);
+    EXPECT_NE(x.find("<testsuite name=\"rcts.np" + std::to_string(ranks) + "\""), std::string::npos) << x;
+    for (std::sregex_iterator it(x.begin(), x.end(), testcase), end; it != end; ++it) {
+      ++total;
+      EXPECT_TRUE(seen.insert({(*it)[1], (*it)[2]}).second) << (*it)[1] << " / " << (*it)[2];
+      // The full id, not its last component.
+      EXPECT_EQ((*it)[2].str().find(' '), (*it)[2].str().find(" ["));
+    }
+  }
+  EXPECT_EQ(total, 18u);
+}
+
+TEST(ResultsJson, SchemaVersionAndTimingApart) {
+  const nlohmann::json j = results_json(header(), cases());
+  EXPECT_EQ(j.at("schema"), "rcts-results");
+  EXPECT_EQ(j.at("schema_version"), 1);
+  // Wall-clock values live under "timing" only.
+  EXPECT_FALSE(j.at("header").contains("started_at"));
+  for (const auto& c : j.at("cases")) EXPECT_FALSE(c.contains("seconds")) << c;
+  EXPECT_EQ(j.at("timing").at("started_at"), "2024-06-01T12:00:00Z");
+  EXPECT_EQ(j.at("timing").at("cases").size(), 5u);
+  EXPECT_EQ(j.at("timing").at("cases")[1].at("id"), "full.tp2");
+  EXPECT_DOUBLE_EQ(j.at("timing").at("cases")[1].at("seconds").get<double>(), 1.5);
+  EXPECT_DOUBLE_EQ(j.at("timing").at("total_seconds").get<double>(), 0.12 + 1.5 + 0.3 + 0.01);
+  // Two runs that differ only in their times give the same document outside "timing".
+  RunHeader later = header();
+  later.started_at = "2030-01-01T00:00:00Z";
+  auto slower = cases();
+  for (auto& c : slower) c.seconds *= 3;
+  nlohmann::json a = j, b = results_json(later, slower);
+  EXPECT_NE(a, b);
+  a.erase("timing");
+  b.erase("timing");
+  EXPECT_EQ(a.dump(), b.dump());
 }
 
 TEST(JunitXml, EscapesText) {

@@ -1,0 +1,53 @@
+# What CI relies on (issue 15, item 5): scripts/conformance resolves --json/--junit
+# against the caller's directory, the JSON has a schema version, and two identical
+# runs write identical JSON outside its "timing" object (offload cases included: their
+# exposed waits are wall-clock figures). The JUnit suite and case names carry the
+# world size and the full id.
+file(REMOVE_RECURSE ${OUT})
+file(MAKE_DIRECTORY ${OUT}/caller)
+get_filename_component(_build ${RCTS} DIRECTORY)
+get_filename_component(_build ${_build} DIRECTORY)
+foreach(run a b)
+  file(REMOVE ${SRC}/${run}.json ${SRC}/${run}.xml)
+  execute_process(COMMAND ${CMAKE_COMMAND} -E env RCTS_NO_BUILD=1 RCTS_BUILD_DIR=${_build}
+                          ${SRC}/scripts/conformance --filter "offload.*" --json ${run}.json --junit ${run}.xml
+                  WORKING_DIRECTORY ${OUT}/caller RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "scripts/conformance failed (${rc}):\n${out}\n${err}")
+  endif()
+  if(EXISTS ${SRC}/${run}.json OR EXISTS ${SRC}/${run}.xml)
+    file(REMOVE ${SRC}/${run}.json ${SRC}/${run}.xml)
+    message(FATAL_ERROR "--json/--junit ${run}.* were written into the source tree, not the caller's directory")
+  endif()
+  if(NOT EXISTS ${OUT}/caller/${run}.json OR NOT EXISTS ${OUT}/caller/${run}.xml)
+    message(FATAL_ERROR "--json/--junit ${run}.* are not in the caller's directory ${OUT}/caller")
+  endif()
+  file(READ ${OUT}/caller/${run}.json json_${run})
+endforeach()
+
+string(JSON version GET "${json_a}" schema_version)
+string(JSON schema GET "${json_a}" schema)
+if(NOT version EQUAL 1 OR NOT schema STREQUAL "rcts-results")
+  message(FATAL_ERROR "schema '${schema}' version '${version}', expected rcts-results 1")
+endif()
+string(JSON ta GET "${json_a}" timing)
+string(JSON tb GET "${json_b}" timing)
+if(ta STREQUAL tb)
+  message(FATAL_ERROR "the timing objects of two runs are identical: are wall-clock fields reported at all?\n${ta}")
+endif()
+string(JSON ra REMOVE "${json_a}" timing)
+string(JSON rb REMOVE "${json_b}" timing)
+if(NOT ra STREQUAL rb)
+  file(WRITE ${OUT}/a.notiming.json "${ra}")
+  file(WRITE ${OUT}/b.notiming.json "${rb}")
+  message(FATAL_ERROR "two identical runs differ outside \"timing\": diff ${OUT}/a.notiming.json ${OUT}/b.notiming.json")
+endif()
+string(JSON n LENGTH "${ra}" cases)
+if(n LESS 5)
+  message(FATAL_ERROR "only ${n} offload case(s) ran")
+endif()
+
+file(READ ${OUT}/caller/a.xml xml)
+if(NOT xml MATCHES "<testsuite name=\"rcts\\.np1\"" OR NOT xml MATCHES "classname=\"rcts\\.np1\" name=\"offload\\.[a-z_]+ \\[cpu, np1\\]\"")
+  message(FATAL_ERROR "JUnit suite/case names lack the world size or the full id:\n${xml}")
+endif()

@@ -1,0 +1,41 @@
+# `rcts --version`, the JSON header and the JUnit properties name the commit the source
+# tree stands at now, with -dirty after a local edit (issue 15, item 3). The expected
+# value comes from git here; without a work tree rcts must say the sha is configure-time.
+file(REMOVE_RECURSE ${OUT})
+file(MAKE_DIRECTORY ${OUT})
+execute_process(COMMAND git -C ${SRC} rev-parse --show-toplevel RESULT_VARIABLE no_git OUTPUT_VARIABLE top
+                OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET)
+if(NOT no_git AND top STREQUAL SRC)
+  execute_process(COMMAND git -C ${SRC} rev-parse --short=12 HEAD OUTPUT_VARIABLE want OUTPUT_STRIP_TRAILING_WHITESPACE)
+  execute_process(COMMAND git --no-optional-locks -C ${SRC} status --porcelain --untracked-files=no
+                  OUTPUT_VARIABLE dirty)
+  if(NOT dirty STREQUAL "")
+    string(APPEND want "-dirty")
+  endif()
+  string(REGEX REPLACE "([.+*?^$()\\[\\]|])" "\\\\\\1" want_re "${want}")
+  set(want_re "${want_re}\\)?$")
+else()
+  set(want_re "[0-9a-f]+|unknown) \\(configure time\\)$")
+  set(want "(configure-time sha)")
+endif()
+
+execute_process(COMMAND ${RCTS} --version OUTPUT_VARIABLE v OUTPUT_STRIP_TRAILING_WHITESPACE)
+if(NOT v MATCHES "\\(${want_re}")
+  message(FATAL_ERROR "rcts --version says '${v}', the source tree is at ${want}")
+endif()
+execute_process(COMMAND ${RCTS} run ${CASES}/selective/core_attn.bf16.json --json ${OUT}/r.json --junit ${OUT}/r.xml
+                RESULT_VARIABLE rc OUTPUT_QUIET)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "rcts run failed (${rc})")
+endif()
+file(READ ${OUT}/r.json json)
+string(JSON sha GET "${json}" header git_sha)
+if(NOT "(${sha}" MATCHES "^\\(${want_re}")
+  message(FATAL_ERROR "JSON header git_sha is '${sha}', the source tree is at ${want}")
+endif()
+file(READ ${OUT}/r.xml xml)
+string(REGEX MATCH "<property name=\"git_sha\" value=\"[^\"]*\"" prop "${xml}")
+string(REGEX REPLACE ".*value=\"([^\"]*)\"" "\\1" prop "${prop}")
+if(NOT "(${prop}" MATCHES "^\\(${want_re}")
+  message(FATAL_ERROR "JUnit git_sha property is '${prop}', the source tree is at ${want}")
+endif()

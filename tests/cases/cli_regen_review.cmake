@@ -1,0 +1,70 @@
+# regen-golden review (issue 15, item 6): one line per changed file with the changes
+# counted and grouped; --check writes nothing and exits 1 when a golden would change,
+# 0 when all are up to date. Works on a copy in ${OUT}, never on golden/.
+file(REMOVE_RECURSE ${OUT})
+set(bf16 selective.core_attn.bf16)
+set(f32 selective.core_attn.f32)
+file(COPY ${GOLDEN}/cpu/${bf16}.json ${GOLDEN}/cpu/${f32}.json DESTINATION ${OUT}/g/cpu)
+set(sel --filter "selective.core_attn.*")
+
+function(regen want_rc)
+  execute_process(COMMAND ${RCTS} regen-golden ${CASES}/selective ${sel} --golden-dir ${OUT}/g ${ARGN}
+                  RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE out TIMEOUT 60)
+  if(NOT rc STREQUAL "${want_rc}")
+    message(FATAL_ERROR "regen-golden ${ARGN} exit ${rc} (expected ${want_rc}):\n${out}")
+  endif()
+  set(out "${out}" PARENT_SCOPE)
+endfunction()
+
+# Up to date: --check passes and says so.
+regen(0 --check)
+if(NOT out MATCHES "every golden file is up to date; --check wrote nothing")
+  message(FATAL_ERROR "--check on up-to-date goldens:\n${out}")
+endif()
+
+# One loss and the fc1 gradients of one file differ from what the code gives.
+file(READ ${OUT}/g/cpu/${bf16}.json stale)
+string(JSON loss0 GET "${stale}" losses 0)
+set(other "0x3fe0000000000000")  # 0.5: any value but the real one
+if(loss0 STREQUAL other)
+  set(other "0x3fd0000000000000")
+endif()
+string(JSON stale SET "${stale}" losses 0 "\"${other}\"")
+string(JSON n LENGTH "${stale}" tensors)
+math(EXPR last "${n} - 1")
+set(touched 0)
+set(in_group 0)
+foreach(i RANGE ${last})
+  string(JSON name GET "${stale}" tensors ${i} name)
+  if(name MATCHES "^layers\\.[0-9]+\\.mlp\\.fc1\\.")
+    math(EXPR in_group "${in_group} + 1")
+    if(name MATCHES "\\.grad$")
+      string(JSON stale SET "${stale}" tensors ${i} sha256 "\"0000000000000000000000000000000000000000000000000000000000000000\"")
+      math(EXPR touched "${touched} + 1")
+    endif()
+  endif()
+endforeach()
+file(WRITE ${OUT}/g/cpu/${bf16}.json "${stale}")
+string(JSON nlosses LENGTH "${stale}" losses)
+
+regen(1 --check)
+string(REGEX MATCHALL "\n(changed|new|replaced) " lines "\n${out}")
+list(LENGTH lines nlines)
+set(want "\nchanged +[^\n]*/g/cpu/${bf16}\\.json: losses 1 of ${nlosses} \\(max \\|d\\| [0-9.e+-]+, [0-9]+ ulp f32\\); side effects 0 of [0-9]+; tensors ${touched} of ${n}: layers\\.\\*\\.mlp\\.fc1 ${touched} of ${in_group} \\(summary stats")
+if(NOT nlines EQUAL 1 OR NOT out MATCHES "${want}" OR NOT out MATCHES "1 golden file\\(s\\) would change; --check wrote nothing")
+  message(FATAL_ERROR "--check with one stale file: expected one line\n  ${want}\ngot:\n${out}")
+endif()
+file(READ ${OUT}/g/cpu/${bf16}.json after)
+if(NOT after STREQUAL stale)
+  message(FATAL_ERROR "--check changed ${bf16}.json")
+endif()
+file(GLOB left RELATIVE ${OUT}/g/cpu ${OUT}/g/cpu/*)
+list(LENGTH left nleft)
+file(GLOB hidden ${OUT}/g/cpu/.*)
+if(NOT nleft EQUAL 2 OR hidden)
+  message(FATAL_ERROR "--check left files behind: ${left} ${hidden}")
+endif()
+
+# Without --check the file is rewritten; then --check passes again.
+regen(0)
+regen(0 --check)
