@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "reference/core/memory_timeline.hpp"
 #include "reference/driver/model.hpp"
 #include "reference/parallel/groups.hpp"
 
@@ -42,6 +43,9 @@ struct RunRecord {
   std::vector<int64_t> saved_peaks;            // peak of saved_activation + checkpoint_input, per (step, micro-batch)
   int64_t workspace_peak = 0;                  // op scratch held at once (device, category workspace)
   std::vector<int64_t> workspace_heap_allocations;  // the pool's heap allocations so far, per (step, micro-batch)
+  // Held-for-backward bytes over the run, marks per micro-batch, offload copies (the
+  // run report's pictures; observed, never compared).
+  TimelineRecord timeline;
   int micro_batches_total() const { return static_cast<int>(losses.size()); }
 };
 
