@@ -3,10 +3,34 @@
 # its SVG charts and the hand-derived numbers of tests/report/tiny.json in the DOM
 # (1248 bytes per layer, 2496 held at the end of forward) and a non-blank screenshot.
 # Without chromium the chromium mode prints "SKIPPED: ..." (the test's skip pattern).
-# -DRCTS=<rcts> -DCASE=<tiny.json> -DOUT=<dir> -DMODE=files|chromium
+# MODE mpi runs CASE (a two-rank case) under MPIEXEC and checks that its page has a
+# section per rank and its trace a process per rank.
+# -DRCTS=<rcts> -DCASE=<case.json> -DOUT=<dir> -DMODE=files|chromium|mpi [-DMPIEXEC=... -DMPIFLAGS=...]
 file(REMOVE_RECURSE ${OUT})
 set(dir ${OUT}/report)
 set(page ${dir}/report.tiny.cpu.html)
+
+if(MODE STREQUAL "mpi")
+  execute_process(COMMAND ${MPIEXEC} -n 2 ${MPIFLAGS} ${RCTS} run ${CASE} --backend cpu --report ${dir}
+                  RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err TIMEOUT 120)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "mpiexec rcts run --report failed (${rc}):\n${out}${err}")
+  endif()
+  file(GLOB pages ${dir}/*.cpu.html)
+  file(GLOB traces ${dir}/*.cpu.trace.json)
+  list(LENGTH pages n)
+  if(NOT n EQUAL 1)
+    message(FATAL_ERROR "expected one case page, got: ${pages}")
+  endif()
+  file(READ ${pages} html)
+  file(READ ${traces} trace)
+  foreach(rank 0 1)
+    if(NOT html MATCHES "data-rank='${rank}'" OR NOT trace MATCHES "\"pid\":${rank},")
+      message(FATAL_ERROR "rank ${rank} is missing from the page or the trace")
+    endif()
+  endforeach()
+  return()
+endif()
 
 if(MODE STREQUAL "chromium")
   find_program(CHROMIUM NAMES chromium chromium-browser)
