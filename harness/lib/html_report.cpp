@@ -45,10 +45,13 @@ std::string human(int64_t b) {
   return buf;
 }
 
-// A round step so that about five ticks cover [0, max].
+// A round step (1, 2 or 5 times a power of ten, in the unit human() prints) so that
+// about five ticks cover [0, max].
 int64_t tick_step(int64_t max) {
   if (max <= 0) return 1;
-  int64_t step = 1;
+  int64_t unit = 1;
+  while (unit <= (int64_t{1} << 50) && max / (unit * 1024) >= 1) unit *= 1024;
+  int64_t step = unit;
   while (max / step > 5) {
     if (max / (step * 2) <= 5) return step * 2;
     if (max / (step * 5) <= 5) return step * 5;
@@ -183,7 +186,7 @@ void module_section(std::ostringstream& os, const std::vector<const RunPicture*>
 
 void timeline_section(std::ostringstream& os, const RunPicture& r, size_t index) {
   const auto& t = r.timeline;
-  os << "<h4>" << esc(r.label) << " <span class='summary'>" << esc(r.summary) << "</span></h4>";
+  os << "<h4 id='rank" << r.rank << "-run" << index << "'>" << esc(r.label) << " <span class='summary'>" << esc(r.summary) << "</span></h4>";
   if (t.samples.empty()) {
     os << "<p class='note'>nothing was held for backward</p>";
     return;
