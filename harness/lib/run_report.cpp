@@ -4,6 +4,7 @@
 #include "harness/lib/atomic_file.hpp"
 #include "harness/lib/html_report.hpp"
 #include "harness/lib/trace_json.hpp"
+#include "reference/core/error.hpp"
 
 namespace rcts::harness {
 
@@ -30,16 +31,23 @@ void RunReport::finish_case(const Case& c, const CaseResult& r) {
   if (rank_ != 0 || (runs.empty() && (r.outcome == Outcome::skip || r.outcome == Outcome::xfail))) return;
   CasePage page{r, c.description, size_, std::move(runs), ""};
   const std::string name = page_name(r.id, r.backend);
-  if (!page.runs.empty()) {
-    page.trace_file = name.substr(0, name.size() - 5) + ".trace.json";
-    write_file_atomic(dir_ / page.trace_file, chrome_trace(r.id, page.runs).dump() + "\n");
+  try {
+    if (!page.runs.empty()) {
+      page.trace_file = name.substr(0, name.size() - 5) + ".trace.json";
+      write_file_atomic(dir_ / page.trace_file, chrome_trace(r.id, page.runs).dump() + "\n");
+    }
+    write_file_atomic(dir_ / name, case_page_html(page));
+    pages_.insert(name);
+  } catch (const std::exception& e) {
+    // Raised at the end (write_index), where every rank is past its last case: a
+    // throw here would leave the other ranks waiting at the next exchange.
+    if (error_.empty()) error_ = e.what();
   }
-  write_file_atomic(dir_ / name, case_page_html(page));
-  pages_.insert(name);
 }
 
 void RunReport::write_index(const RunHeader& header, const std::vector<CaseResult>& results) {
   if (rank_ != 0) return;
+  if (!error_.empty()) throw Error("--report: " + error_);
   std::vector<IndexEntry> entries;
   for (const auto& r : results) {
     const std::string name = page_name(r.id, r.backend);

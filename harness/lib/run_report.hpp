@@ -29,6 +29,7 @@ class RunReport {
   // Every rank, after each case (collective in a multi-rank run).
   void finish_case(const Case& c, const CaseResult& r);
   // Rank 0: index.html over the run's results; cases without a page are listed unlinked.
+  // A page that could not be written is an rcts::Error here, naming the path.
   void write_index(const RunHeader& header, const std::vector<CaseResult>& results);
 
  private:
@@ -37,6 +38,7 @@ class RunReport {
   int rank_ = 0, size_ = 1;
   std::vector<RunPicture> current_;
   std::set<std::string> pages_;
+  std::string error_;  // the first failed write
 };
 
 }  // namespace rcts::harness

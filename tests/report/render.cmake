@@ -69,6 +69,14 @@ if(MODE STREQUAL "files")
   if(NOT rc EQUAL 0 OR NOT EXISTS ${page})
     message(FATAL_ERROR "--report-replace failed (${rc}):\n${out}${err}")
   endif()
+  # A page that cannot be written (the disk fills up) fails the run, naming the file;
+  # the old report stays.
+  execute_process(COMMAND ${CMAKE_COMMAND} -E env RCTS_TEST_FAIL_WRITE=report.tiny.cpu.html
+                          ${RCTS} run ${CASE} --backend cpu --report ${dir} --report-replace
+                  RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+  if(rc EQUAL 0 OR NOT err MATCHES "--report: .*report.tiny.cpu.html.*No space left on device" OR NOT EXISTS ${page})
+    message(FATAL_ERROR "a failed page write was not reported (${rc}):\n${out}${err}")
+  endif()
   return()
 endif()
 
