@@ -1,5 +1,5 @@
 // rcts: the command line of the conformance suite (design §10).
-//   rcts run [paths] [--filter GLOB] [--json F] [--junit F] [--dump DIR] [--mutant NAME]
+//   rcts run [paths] [--filter GLOB] [--json F] [--junit F] [--dump DIR] [--report DIR] [--mutant NAME]
 //   rcts list | explain CASE | memory | advise --budget B | regen-golden | mutants | block
 // Exit status: 0 when everything asked for passed, 1 on any failure, 2 on bad usage.
 #include <CLI/CLI.hpp>
@@ -27,6 +27,7 @@
 #include "harness/lib/megatron_args.hpp"
 #include "harness/lib/json_outputs.hpp"
 #include "harness/lib/provenance.hpp"
+#include "harness/lib/run_report.hpp"
 #include "harness/lib/runner.hpp"
 #include "harness/lib/strict_json.hpp"
 #include "harness/lib/version.hpp"
@@ -226,6 +227,11 @@ int rcts_main(int argc, char** argv, MpiRun& run) {
   auto* dump_opt = run_cmd->add_option("--dump", dump_dir, "write inputs, parameters, masks and gradients as .npy + index.json");
   bool dump_replace = false;
   run_cmd->add_flag("--dump-replace", dump_replace, "with --dump: replace a non-empty DIR whole")->needs(dump_opt);
+  std::string report_dir;
+  bool report_replace = false;
+  auto* report_opt = run_cmd->add_option("--report", report_dir,
+                                         "write per case an HTML page of memory plots and a Chrome trace, and index.html");
+  run_cmd->add_flag("--report-replace", report_replace, "with --report: replace a non-empty DIR whole")->needs(report_opt);
   run_cmd->add_option("--mutant", mutant, "switch on a compiled-in fault (see `rcts mutants --list`)");
   run_cmd->add_flag("--golden-only", opt.golden_only, "run each case's baseline and check its golden digests only");
   auto* checks = app.add_subcommand("checks", "list the check kinds a case's \"expect\" may name");
@@ -299,7 +305,8 @@ int rcts_main(int argc, char** argv, MpiRun& run) {
     // --dump makes every rank take part in preparing the dump directory: part of the command.
     if (opt.agreement)
       agree_on_start(*opt.agreement,
-                     "rcts " + app.get_subcommands().front()->get_name() + (dump_dir.empty() ? "" : " --dump"));
+                     "rcts " + app.get_subcommands().front()->get_name() + (dump_dir.empty() ? "" : " --dump") +
+                         (report_dir.empty() ? "" : " --report"));
     // An explicit --backend must be able to run; without one, `run` takes every backend
     // a case lists (from the pool) and the other commands the reference.
     std::unique_ptr<Backend> backend;
@@ -399,6 +406,11 @@ const auto results = run_mutants(cases, opt, all_killers, only, out);
     if (!mutant.empty()) fault.emplace(parse_fault(mutant));
     std::optional<DumpStaging> dump;
     if (!dump_dir.empty()) opt.dump_dir = dump.emplace(dump_dir, dump_replace, opt.agreement).staging();
+    std::optional<DumpStaging> report_staging;
+    std::optional<RunReport> report;
+    if (!report_dir.empty())
+      opt.report = &report.emplace(report_staging.emplace(report_dir, report_replace, opt.agreement, "--report").staging(),
+                                   opt.agreement);
     const size_t selected = select_cases(cases, opt.filter).size();
     const auto header = make_header(opt);
     out << "rcts " << header.version << " (" << header.git_sha << ")  backend " << header.backend << ", "
@@ -406,6 +418,10 @@ const auto results = run_mutants(cases, opt, all_killers, only, out);
         << "\n";
     const auto results = run_cases(cases, opt, rank0 ? &std::cout : nullptr);
     if (dump) dump->commit();
+    if (report) {
+      report->write_index(header, results);
+      report_staging->commit();
+    }
     out << "\n" << summary_table(header, results);
     if (rank0) {
       write_file(json_out, results_json(header, results).dump(2) + "\n");

@@ -20,6 +20,7 @@
 #include "harness/lib/npy.hpp"
 #include "harness/lib/provenance.hpp"
 #include "harness/lib/ranks.hpp"
+#include "harness/lib/run_report.hpp"
 #include "harness/lib/version.hpp"
 #include "harness/lib/mask_oracle.hpp"
 #include "reference/config/config_json.hpp"
@@ -140,6 +141,7 @@ CaseResult run_case(const Case& c, const RunOptions& o) {
     return agree_after_case(run_case_on_this_rank(c, o), o);
   }();
   r.backend = o.backend ? o.backend->name() : "";
+  if (o.report) o.report->finish_case(c, r);
   return r;
 }
 
@@ -193,6 +195,7 @@ CaseResult run_case_on_this_rank(const Case& c, const RunOptions& o) {
       }
       const RankContext base_rc = rank_context(base_cfg, c, o);
       const RunRecord base = run_within_limits(base_cfg, base_rc, c, "baseline", o);
+      if (o.report) o.report->add_run(base, "baseline");
       const bool multi = o.world && o.world->size() > 1;
       if (o.world && o.world->rank() == o.test_throw_on_rank) throw Error("injected failure (RCTS_TEST_THROW_ON_RANK)");
       CheckContext x{c, o, multi, base, base_rc.layout, nullptr, nullptr, nullptr, {}};
@@ -215,6 +218,7 @@ CaseResult run_case_on_this_rank(const Case& c, const RunOptions& o) {
         const Config vcfg = load_config(c, &v.patch, v.name);
         const RankContext vrc = rank_context(vcfg, c, o);
         const RunRecord run = run_within_limits(vcfg, vrc, c, "variant '" + v.name + "'", o);
+        if (o.report) o.report->add_run(run, v.name);
         if (dump) dump_run(*dump, run, v.name);
         CheckContext vx = x;
         vx.variant = &v;

@@ -36,6 +36,7 @@ class BackendPool {
 };
 
 class RankAgreement;
+class RunReport;
 
 struct RunOptions {
   // The backend the cases run on. A case runs on it when its `backends` list names it or
@@ -51,6 +52,7 @@ struct RunOptions {
   Communicator* device_world = nullptr;
   std::filesystem::path golden_dir = "golden";
   std::optional<std::filesystem::path> dump_dir;
+  RunReport* report = nullptr;  // --report: every run's pictures, a page per case (run_report.hpp)
   std::string filter;  // glob over case ids; empty = all
   bool golden_only = false;  // run the baseline and its golden check only
   RunLimits limits;          // every config's estimate is checked before it runs

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "reference/core/error.hpp"
+#include "reference/core/memory_timeline.hpp"
 
 namespace rcts {
 
@@ -61,6 +62,7 @@ void MemoryTracker::on_alloc(Domain d, Category c, int64_t bytes) {
   add(dom, bytes);
   add(categories_[static_cast<int>(d)][static_cast<int>(c)], bytes);
   add_to_sets(sets_[static_cast<int>(d)], c, bytes);
+  report_locked(d);
 }
 
 void MemoryTracker::on_free(Domain d, Category c, int64_t bytes) {
@@ -68,6 +70,7 @@ void MemoryTracker::on_free(Domain d, Category c, int64_t bytes) {
   domains_[static_cast<int>(d)].current -= bytes;
   categories_[static_cast<int>(d)][static_cast<int>(c)].current -= bytes;
   add_to_sets(sets_[static_cast<int>(d)], c, -bytes);
+  report_locked(d);
 }
 
 void MemoryTracker::on_retag(Domain d, Category from, Category to, int64_t bytes) {
@@ -79,6 +82,7 @@ void MemoryTracker::on_retag(Domain d, Category from, Category to, int64_t bytes
   t.peak = std::max(t.peak, t.current);
   add_to_sets(sets_[static_cast<int>(d)], from, -bytes, to);  // sets holding both see no change
   add_to_sets(sets_[static_cast<int>(d)], to, bytes, from);
+  report_locked(d);
 }
 
 MemoryStats MemoryTracker::domain(Domain d) const {
@@ -108,6 +112,19 @@ void MemoryTracker::reset_peaks() {
 void MemoryTracker::set_capacity(Domain d, std::optional<int64_t> bytes) {
   std::lock_guard lock(mu_);
   capacity_[static_cast<int>(d)] = bytes;
+}
+
+void MemoryTracker::set_timeline(MemoryTimeline* t, CategorySet held) {
+  std::lock_guard lock(mu_);
+  timeline_ = t;
+  timeline_set_ = held;
+  report_locked(Domain::device);
+}
+
+void MemoryTracker::report_locked(Domain d) {
+  // The timeline drops reports that change nothing (allocations outside the set).
+  if (timeline_ && d == Domain::device)
+    timeline_->device(sets_[static_cast<int>(Domain::device)][static_cast<size_t>(timeline_set_.index())].current);
 }
 
 std::optional<int64_t> MemoryTracker::capacity(Domain d) const {

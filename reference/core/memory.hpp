@@ -15,6 +15,8 @@
 
 namespace rcts {
 
+class MemoryTimeline;
+
 enum class Domain : uint8_t { host, host_pinned, device };
 inline constexpr int kNumDomains = 3;
 
@@ -66,13 +68,20 @@ class MemoryTracker {
   void set_capacity(Domain d, std::optional<int64_t> bytes);
   std::optional<int64_t> capacity(Domain d) const;
 
+  // Reports every change of the device bytes of `held` to `t` (null: stop), for the
+  // run report's timeline (memory_timeline.hpp). Observes only.
+  void set_timeline(MemoryTimeline* t, CategorySet held);
+
  private:
+  void report_locked(Domain d);
   mutable std::mutex mu_;
   std::array<MemoryStats, kNumDomains> domains_{};
   std::array<std::array<MemoryStats, kNumCategories>, kNumDomains> categories_{};
   // Indexed by CategorySet::index(): every set of categories, kept as bytes move.
   std::array<std::array<MemoryStats, 1u << kNumCategories>, kNumDomains> sets_{};
   std::array<std::optional<int64_t>, kNumDomains> capacity_{};
+  MemoryTimeline* timeline_ = nullptr;
+  CategorySet timeline_set_{};
 };
 
 }  // namespace rcts

@@ -5,6 +5,13 @@ namespace rcts {
 namespace {
 // A host copy that outlives the run's tracker and backend memory.
 Tensor keep(const Tensor& t) { return t.defined() ? t.clone(host_placement()) : t; }
+
+// Marks the end of a micro-batch when its state (which still holds the input) is dropped.
+struct EndMark {
+  MemoryTimeline& timeline;
+  std::string label;
+  ~EndMark() { timeline.mark(label); }
+};
 }  // namespace
 
 RunRecord execute(const Config& config, Backend& backend, RankCoords coords, const ProcessGroups* groups) {
@@ -12,7 +19,10 @@ RunRecord execute(const Config& config, Backend& backend, RankCoords coords, con
   rec.config = config;
   rec.backend = backend.name();
   rec.coords = coords;
+  MemoryTimeline timeline;  // outlives the runtime, whose copy workers report to it
   Runtime rt(config, backend);
+  rt.memory.set_timeline(&timeline, kHeldForBackward);
+  if (rt.offload) rt.offload->set_timeline(&timeline);
   if (groups) {
     rt.tp_group = &groups->tp();
     rt.dp_group = &groups->dp();
@@ -34,9 +44,13 @@ RunRecord execute(const Config& config, Backend& backend, RankCoords coords, con
       zero_grads(params);
       for (int mb = 0; mb < run.micro_batches; ++mb) {
         const size_t log_before = rt.save_log.records().size();
+        const std::string at = "step " + std::to_string(step) + " mb " + std::to_string(mb);
+        const EndMark end{timeline, at + " end"};  // declared first: set once `m` is gone
         MicroBatch m = model.start(step, mb);
+        timeline.mark(at + " forward");
         model.forward(m);
         model.loss(m);
+        timeline.mark(at + " backward");
         model.backward(m);
         const MicroBatchResult& r = m.result;
         if (step == 0 && mb == 0)
@@ -63,6 +77,9 @@ RunRecord execute(const Config& config, Backend& backend, RankCoords coords, con
     }
     rec.saved_peak = saved_peak;
   }
+  rt.memory.set_timeline(nullptr, kHeldForBackward);
+  if (rt.offload) rt.offload->set_timeline(nullptr);  // its copies have all completed (end_iteration)
+  rec.timeline = timeline.snapshot();
   rec.device_peak = rt.memory.domain(Domain::device).peak;
   rec.workspace_peak = rt.memory.category(Domain::device, Category::workspace).peak;
   rec.device_pool_high_water = backend.device_pool_high_water();

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "reference/core/memory_timeline.hpp"
 #include "reference/driver/model.hpp"
 #include "reference/parallel/groups.hpp"
 
@@ -43,6 +44,9 @@ struct RunRecord {
   int64_t workspace_peak = 0;                  // op scratch held at once (device, category workspace)
   std::optional<int64_t> device_pool_high_water;  // the backend pool's own figure over the same span, if it has one
   std::vector<int64_t> workspace_heap_allocations;  // the pool's heap allocations so far, per (step, micro-batch)
+  // Held-for-backward bytes over the run, marks per micro-batch, offload copies (the
+  // run report's pictures; observed, never compared).
+  TimelineRecord timeline;
   int micro_batches_total() const { return static_cast<int>(losses.size()); }
 };
 

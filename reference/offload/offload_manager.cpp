@@ -148,11 +148,15 @@ void OffloadManager::commit(const std::string& name, int layer) {
     auto storage = sc.storage;
     Tensor host = sc.host;
     if (fault_on(Fault::free_before_d2h)) storage->release();  // mutant: the copy then reads freed bytes
+    MemoryTimeline* tl = timeline_;
     sc.d2h = d2h_->enqueue(
-        [storage, host]() mutable {
+        [storage, host, tl, bytes]() mutable {
+          const double t0 = tl ? tl->now_us() : 0;
           copy_bytes(host.bytes(), *host.storage(), storage->data(storage->name() + " (D2H copy)"), *storage,
                      storage->nbytes());
+          if (tl) tl->host_delta(bytes);
           storage->release();  // device bytes go only once the copy is done
+          if (tl) tl->copy({"d2h", storage->name(), bytes, t0, tl->now_us()});
         },
         bytes);
     if (strict) {
@@ -178,12 +182,18 @@ void OffloadManager::issue_reload(Group& g) {
     HostPool* pool = &pool_;
     report_.by_name[g.name].reloaded_bytes += storage->nbytes();
     report_.by_group[key(g.name, g.layer)].reloaded_bytes += storage->nbytes();
+    MemoryTimeline* tl = timeline_;
     sc.h2d = h2d_->enqueue(
-        [storage, host]() {
+        [storage, host, tl]() {
+          const double t0 = tl ? tl->now_us() : 0;
           auto donor = Storage::allocate(storage->tracker(), storage->memory(), storage->domain(), storage->category(),
                                          storage->nbytes(), storage->name() + ".reloaded", /*zero=*/false);
           copy_bytes(donor->data(storage->name()), *donor, host.bytes(), *host.storage(), storage->nbytes());
           storage->adopt(*donor);
+          if (tl) {
+            tl->host_delta(-storage->nbytes());
+            tl->copy({"h2d", storage->name(), storage->nbytes(), t0, tl->now_us()});
+          }
         },
         storage->nbytes());
     (void)pool;

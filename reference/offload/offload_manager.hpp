@@ -26,6 +26,7 @@
 
 #include "reference/backend/backend.hpp"
 #include "reference/config/config.hpp"
+#include "reference/core/memory_timeline.hpp"
 #include "reference/core/saved_tensor_hooks.hpp"
 #include "reference/offload/host_pool.hpp"
 
@@ -90,6 +91,8 @@ class OffloadManager final : public SavedTensorHooks {
   Tensor unpack(PackedTensor& p) override;
 
   const OffloadReport& report() const { return report_; }
+  // Host residency and copy intervals go to `t` too (the run report); observes only.
+  void set_timeline(MemoryTimeline* t) { timeline_ = t; }
   // Bytes of this iteration's groups that sit on the host now (offloaded, not reloaded).
   int64_t resident_bytes() const { return resident_; }
 
@@ -131,6 +134,7 @@ class OffloadManager final : public SavedTensorHooks {
   std::map<std::string, std::vector<std::shared_ptr<Event>>> inflight_events_;
   OffloadReport report_;
   int64_t resident_ = 0;
+  MemoryTimeline* timeline_ = nullptr;
 };
 
 }  // namespace rcts
