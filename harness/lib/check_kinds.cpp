@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <limits>
 
+#include "harness/lib/applicability.hpp"
 #include "harness/lib/checks.hpp"
 #include "harness/lib/golden.hpp"
 #include "harness/lib/ranks.hpp"
@@ -80,7 +81,7 @@ void offload_variant(const CheckContext& x, std::vector<CheckResult>& out) {
 }
 
 void golden_end(const CheckContext& x, std::vector<CheckResult>& out) {
-  out.push_back(check_golden(x.c, x.base, x.options.golden_dir, x.options.backend->golden_name(), x.options.world));
+  out.push_back(check_golden(x.c, x.base, x.options.golden_dir, golden_backend_of(x), x.options.world));
 }
 
 // The config must be rejected with exactly this rule code.

@@ -30,6 +30,16 @@ class BackendPool {
   std::map<std::string, std::string> refused_;
 };
 
+// Where a case's runs come from when they are not executed here: `rcts check` reads
+// them from dumps (harness/lib/dump_check.hpp). `run` is "baseline", a variant's name,
+// or the label a check passes to CheckContext::rerun; `cfg` and `coords` are what
+// rcts resolves for that run on this rank, which the dumped run must match.
+class RecordSource {
+ public:
+  virtual ~RecordSource() = default;
+  virtual RunRecord record(const Case& c, const std::string& run, const Config& cfg, const RankCoords& coords) const = 0;
+};
+
 struct RunOptions {
   // The backend the cases run on. A case runs on it when its `backends` list names it or
   // the backend whose golden files it shares. Null in run_cases with `pool` set: then
@@ -40,7 +50,9 @@ struct RunOptions {
   int world_size = 1;
   Communicator* world = nullptr;  // multi-rank runs (mpirun): the world communicator
   std::filesystem::path golden_dir = "golden";
-  std::optional<std::filesystem::path> dump_dir;
+  std::optional<std::filesystem::path> dump_dir;  // write every run as a format-1 dump (dump_v1.hpp)
+  // Runs come from here instead of execute() (`rcts check`); no backend is needed then.
+  const RecordSource* records = nullptr;
   std::string filter;  // glob over case ids; empty = all
   bool golden_only = false;  // run the baseline and its golden check only
   RunLimits limits;          // every config's estimate is checked before it runs
