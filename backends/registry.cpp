@@ -19,9 +19,14 @@ const std::vector<BackendEntry>& registered_backends() {
        [] { return std::string(); }, [] { return cpu::make_cpu_exact_backend(); }},
 #ifdef RCTS_HAVE_CUDA_BACKEND
       {"cuda", "CUDA exact tier: the exact-tier bodies on the GPU (the CPU's bits)", "cpu",
-       [] { return cuda::unavailable_reason(); }, [] { return cuda::make_cuda_backend(); }},
+       [] { return cuda::unavailable_reason(); }, [] { return cuda::make_cuda_backend(false); }},
+      {"cuda-fast", "CUDA fast tier: pinned cuBLASLt GEMMs (bitwise within the tier on one GPU)", "cuda-fast",
+       [] { return cuda::unavailable_reason(); }, [] { return cuda::make_cuda_backend(true); }},
 #else
       {"cuda", "CUDA exact tier: the exact-tier bodies on the GPU (the CPU's bits)", "cpu",
+       [] { return std::string("not built: configure with nvcc available (RCTS_WITH_CUDA=AUTO or ON)"); },
+       []() -> std::unique_ptr<Backend> { throw Error("the CUDA backend is not built"); }},
+      {"cuda-fast", "CUDA fast tier: pinned cuBLASLt GEMMs (bitwise within the tier on one GPU)", "cuda-fast",
        [] { return std::string("not built: configure with nvcc available (RCTS_WITH_CUDA=AUTO or ON)"); },
        []() -> std::unique_ptr<Backend> { throw Error("the CUDA backend is not built"); }},
 #endif

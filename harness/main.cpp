@@ -1,22 +1,30 @@
 // rcts: the command line of the conformance suite (design §10).
 //   rcts run [paths] [--filter GLOB] [--json F] [--junit F] [--dump DIR] [--mutant NAME]
+//   rcts check DIR... [--cases PATHS] [--json F] [--junit F] [--reference-tolerance RTOL]
 //   rcts list | explain CASE | memory | regen-golden | mutants | block
 // Exit status: 0 when everything asked for passed, 1 on any failure, 2 on bad usage.
 #include <CLI/CLI.hpp>
 
 #include <chrono>
 #include <cmath>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iomanip>
 #include <iostream>
 #include <map>
+#include <memory>
 #include <new>
-#include <sstream>
+#include <optional>
 #include <set>
+#include <sstream>
 
 #include "backends/registry.hpp"
+#include "harness/lib/agreement.hpp"
+#include "harness/lib/atomic_file.hpp"
 #include "harness/lib/check_kinds.hpp"
+#include "harness/lib/dump_check.hpp"
+#include "harness/lib/dump_staging.hpp"
 #include "harness/lib/runner.hpp"
 #include "harness/lib/strict_json.hpp"
 #include "harness/lib/version.hpp"
@@ -65,9 +73,24 @@ std::vector<fs::path> case_paths(const std::vector<std::string>& given) {
 
 void write_file(const std::string& path, const std::string& text) {
   if (path.empty()) return;
-  std::ofstream out(path);
-  if (!out) throw Error("cannot write " + path);
-  out << text;
+  write_file_atomic(path, text);
+}
+
+// What outlives rcts_main: MPI and the exchange that gives every rank one exit status.
+struct MpiRun {
+#ifdef RCTS_HAVE_MPI
+  std::optional<MpiSession> mpi;
+  std::unique_ptr<Communicator> world;
+#endif
+  std::optional<RankAgreement> agreement;
+  bool failed_here = false;  // this rank's status comes from an error only it may know of
+  std::string error;
+};
+
+// RCTS_TEST_THROW_ON_RANK=<r>: world rank r throws in the middle of each case (tests).
+int throw_on_rank_from_env() {
+  const char* v = std::getenv("RCTS_TEST_THROW_ON_RANK");
+  return v && *v ? std::atoi(v) : -1;
 }
 
 Config read_config_file(const std::string& path) {
@@ -127,9 +150,20 @@ int block_command(const std::string& config_file, Backend& backend, const RunLim
   return 0;
 }
 
+int rcts_main(int argc, char** argv, MpiRun& run);
+
 }  // namespace
 
 int main(int argc, char** argv) {
+  MpiRun run;
+  int status = rcts_main(argc, argv, run);
+  if (run.agreement) status = agree_on_exit(*run.agreement, status, run.failed_here, run.error);
+  return status;
+}
+
+namespace {
+
+int rcts_main(int argc, char** argv, MpiRun& run) {
   CLI::App app{"rcts: deterministic conformance suite for activation recompute and offload"};
   app.set_version_flag("--version", std::string(kVersion) + " (" + kGitSha + ")");
   app.require_subcommand(1);
@@ -170,14 +204,33 @@ int main(int argc, char** argv) {
     sub->add_option("--filter", opt.filter, "glob over case ids, e.g. 'selective.*'");
     sub->add_option("--golden-dir", golden_dir, "golden directory (default: golden/)");
   };
-  auto* run = app.add_subcommand("run", "run cases and check them");
-  add_common(run);
-  add_backend(run, "every backend a case lists; one that cannot run here gives skips with the reason");
-  add_limits(run);
-  run->add_option("--json", json_out, "write results as JSON");
-  run->add_option("--junit", junit_out, "write results as JUnit XML");
-  run->add_option("--dump", dump_dir, "write inputs, parameters, masks and gradients as .npy + index.json");
-  run->add_option("--mutant", mutant, "switch on a compiled-in fault (see `rcts mutants --list`)");
+  auto* run_cmd = app.add_subcommand("run", "run cases and check them");
+  add_common(run_cmd);
+  add_backend(run_cmd, "every backend a case lists; one that cannot run here gives skips with the reason");
+  add_limits(run_cmd);
+  run_cmd->add_option("--json", json_out, "write results as JSON");
+  run_cmd->add_option("--junit", junit_out, "write results as JUnit XML");
+  auto* dump_opt = run_cmd->add_option("--dump", dump_dir, "write every run as a format-1 dump (docs/dump-format.md) under DIR");
+  bool dump_replace = false;
+  run_cmd->add_flag("--dump-replace", dump_replace, "with --dump: replace a non-empty DIR whole")->needs(dump_opt);
+  run_cmd->add_option("--mutant", mutant, "switch on a compiled-in fault (see `rcts mutants --list`)");
+  auto* check_cmd = app.add_subcommand("check", "run cases' checks over dumps of any implementation (docs/dump-format.md)");
+  std::vector<std::string> check_dirs;
+  check_cmd->add_option("dirs", check_dirs, "dump directories: every dump.json below them")->required();
+  check_cmd->add_option("--cases", paths, "case files or directories the dumps' cases are in (default: cases/)");
+  check_cmd->add_option("--filter", opt.filter, "glob over case ids");
+  check_cmd->add_option("--golden-dir", golden_dir, "golden directory (default: golden/)");
+  check_cmd->add_option("--json", json_out, "write results as JSON");
+  check_cmd->add_option("--junit", junit_out, "write results as JUnit XML");
+  double reference_rtol = 0, reference_atol = 0;
+  auto* reference_opt = check_cmd->add_option(
+      "--reference-tolerance", reference_rtol,
+      "also run rcts's reference of every dumped run and compare losses, outputs and gradients: fail a tensor when "
+      "max abs error > ATOL + RTOL * max |reference|");
+  check_cmd->add_option("--reference-atol", reference_atol, "absolute part of the reference tolerance (default 0)")
+      ->needs(reference_opt);
+  add_backend(check_cmd, "cpu; the reference's backend with --reference-tolerance");
+  add_limits(check_cmd);
   auto* checks = app.add_subcommand("checks", "list the check kinds a case's \"expect\" may name");
   auto* list = app.add_subcommand("list", "list cases");
   add_common(list);
@@ -208,15 +261,15 @@ int main(int argc, char** argv) {
 
   CLI11_PARSE(app, argc, argv);
 #ifdef RCTS_HAVE_MPI
-  std::optional<MpiSession> mpi;
-  std::unique_ptr<Communicator> world;
   if (launched_by_mpi()) {
-    mpi.emplace(&argc, &argv);
-    world = MpiCommunicator::world();
-    opt.world = world.get();
-    opt.world_size = world->size();
+    run.mpi.emplace(&argc, &argv);
+    run.world = MpiCommunicator::world();
+    opt.world = run.world.get();
+    opt.world_size = run.world->size();
+    if (opt.world_size > 1) opt.agreement = &run.agreement.emplace(*run.world);
   }
 #endif
+  opt.test_throw_on_rank = throw_on_rank_from_env();
   NullBuffer null_buffer;
   std::ostream null_stream(&null_buffer);
   const bool rank0 = !opt.world || opt.world->rank() == 0;
@@ -224,15 +277,26 @@ int main(int argc, char** argv) {
   opt.golden_dir = golden_dir.empty() ? default_dir("golden") : fs::path(golden_dir);
 
   try {
+    // --dump makes every rank take part in preparing the dump directory: part of the command.
+    if (opt.agreement)
+      agree_on_start(*opt.agreement,
+                     "rcts " + app.get_subcommands().front()->get_name() + (dump_dir.empty() ? "" : " --dump"));
     // An explicit --backend must be able to run; without one, `run` takes every backend
     // a case lists (from the pool) and the other commands the reference.
     std::unique_ptr<Backend> backend;
     BackendPool pool;
-    if (*run && backend_name.empty()) {
+    if (*run_cmd && backend_name.empty()) {
       opt.pool = &pool;
-    } else if (*run || *explain || *regen || *mutants || *block) {
+    } else if (*run_cmd || *explain || *regen || *mutants || *block || (*check_cmd && *reference_opt)) {
       backend = make_backend(backend_name.empty() ? "cpu" : backend_name);
       opt.backend = backend.get();
+    }
+    // A backend with device memory moves its bytes over its own world (NCCL), made
+    // collectively over the MPI world.
+    std::unique_ptr<Communicator> device_world;
+    if (backend && opt.world && opt.world->size() > 1) {
+      device_world = backend->make_world(*opt.world);
+      opt.device_world = device_world.get();
     }
     if (*block) return block_command(config_file, *backend, opt.limits);
     if (*memory) {
@@ -250,7 +314,15 @@ int main(int argc, char** argv) {
       for (const auto& f : all_faults()) std::cout << std::left << std::setw(32) << f.name << f.description << "\n";
       return 0;
     }
-    const auto cases = load_cases(case_paths(paths));
+    std::vector<Case> cases;
+    std::string load_error;
+    try {
+      cases = load_cases(case_paths(paths));
+    } catch (const std::exception& e) {
+      if (!opt.agreement) throw;
+      load_error = e.what();
+    }
+    if (opt.agreement) agree_on_load(*opt.agreement, load_error);
     if (*list) {
       for (const auto& c : cases)
         if (opt.filter.empty() || glob_match(opt.filter, c.id))
@@ -270,10 +342,22 @@ int main(int argc, char** argv) {
       std::cerr << "rcts explain: no case '" << case_id << "' (try `rcts list`)\n";
       return 2;
     }
-    if (*regen) {
-      const auto changed = regen_golden(cases, opt, out);
-      out << changed.size() << " golden file(s) written\n";
-      return 0;
+    if (*regen) return regen_golden(cases, opt, out);
+    if (*check_cmd) {
+      if (*reference_opt) opt.reference = ReferenceTolerance{reference_rtol, reference_atol};
+      const auto groups = index_dumps(std::vector<fs::path>(check_dirs.begin(), check_dirs.end()));
+      auto header = make_header(opt);
+      header.backend = "dumps";
+      out << "rcts " << header.version << " (" << header.git_sha << ")  checking dumps, " << header.ranks
+          << " rank(s), " << groups.size() << " dumped case(s)\n";
+      const auto results = check_dump_groups(cases, groups, opt, rank0 ? &std::cout : nullptr);
+      out << "\n" << summary_table(header, results);
+      if (rank0) {
+        write_file(json_out, results_json(header, results).dump(2) + "\n");
+        write_file(junit_out, junit_xml(header, results));
+      }
+      const auto t = tally(results);
+      return t.failed + t.errors > 0 || results.empty() ? 1 : 0;
     }
     if (*mutants) {
 const auto results = run_mutants(cases, opt, all_killers, only, out);
@@ -285,13 +369,15 @@ const auto results = run_mutants(cases, opt, all_killers, only, out);
     // run
     std::optional<FaultScope> fault;
     if (!mutant.empty()) fault.emplace(parse_fault(mutant));
-    if (!dump_dir.empty()) opt.dump_dir = dump_dir;
+    std::optional<DumpStaging> dump;
+    if (!dump_dir.empty()) opt.dump_dir = dump.emplace(dump_dir, dump_replace, opt.agreement).staging();
     const size_t selected = select_cases(cases, opt.filter).size();
     const auto header = make_header(opt);
     out << "rcts " << header.version << " (" << header.git_sha << ")  backend " << header.backend << ", "
         << header.ranks << " rank(s), " << selected << " case(s)" << (mutant.empty() ? "" : ", mutant " + mutant)
         << "\n";
     const auto results = run_cases(cases, opt, rank0 ? &std::cout : nullptr);
+    if (dump) dump->commit();
     out << "\n" << summary_table(header, results);
     if (rank0) {
       write_file(json_out, results_json(header, results).dump(2) + "\n");
@@ -299,6 +385,9 @@ const auto results = run_mutants(cases, opt, all_killers, only, out);
     }
     const auto t = tally(results);
     return t.failed + t.errors > 0 ? 1 : 0;
+  } catch (const AgreedError& e) {  // every rank has it: rank 0 says it once
+    if (rank0) std::cerr << "rcts: " << e.what() << "\n";
+    return 2;
   } catch (const std::bad_alloc&) {
     const std::string config = config_file.empty() ? std::string("the default config") : config_file;
     const std::string what = *explain  ? "explaining case " + case_id
@@ -306,9 +395,15 @@ const auto results = run_mutants(cases, opt, all_killers, only, out);
                              : *block  ? "running the block on " + config
                                        : std::string("loading the cases");
     std::cerr << "rcts: out of memory (std::bad_alloc) while " << what << "\n";
+    run.failed_here = true;
+    run.error = "out of memory while " + what;
     return 2;
   } catch (const std::exception& e) {
-    std::cerr << "rcts: " << e.what() << "\n";
+    std::cerr << "rcts: " << (opt.agreement ? "rank " + std::to_string(opt.world->rank()) + ": " : "") << e.what()
+              << "\n";
+    run.failed_here = true;
+    run.error = e.what();
     return 2;
   }
 }
+}  // namespace

@@ -2,14 +2,21 @@
 
 #include <cuda_runtime.h>
 
+#include <cstdlib>
 #include <cstring>
 #include <functional>
+#include <type_traits>
 #include <new>
 #include <stdexcept>
 #include <vector>
 
-#include "backends/cpu/thread_copy_stream.hpp"
+#include "backends/cuda/cuda_copy_stream.hpp"
+#include "backends/cuda/cuda_support.hpp"
 #include "backends/cuda/launch.hpp"
+#include "backends/cuda/lt_gemm.hpp"
+#ifdef RCTS_HAVE_NCCL
+#include "backends/cuda/nccl_communicator.hpp"
+#endif
 #include "kernels/exact/moe.hpp"
 #include "reference/core/error.hpp"
 
@@ -17,63 +24,11 @@ namespace rcts::cuda {
 
 namespace {
 
-void check(cudaError_t e, const char* what, SourceLocation loc = SourceLocation::current()) {
-  if (e != cudaSuccess) throw Error(std::string("CUDA: ") + what + ": " + cudaGetErrorString(e), loc);
-}
 // After a launch: launches report errors only through the runtime's error state.
 void launched(const char* what, SourceLocation loc = SourceLocation::current()) {
   const char* err = last_launch_error();
   if (*err) throw Error(std::string("CUDA kernel ") + what + ": " + err, loc);
 }
-
-constexpr std::align_val_t kHostAlign{64};
-
-// Device memory from the device's stream-ordered pool, pinned host memory, and the heap,
-// all ordered on the backend's main stream; copies that touch host memory wait for it.
-class CudaMemory final : public MemoryResource {
- public:
-  explicit CudaMemory(cudaStream_t s) : stream_(s) {}
-  std::string name() const override { return "cuda"; }
-  std::byte* allocate(Domain d, int64_t bytes) override {
-    const size_t n = static_cast<size_t>(bytes > 0 ? bytes : 1);
-    void* p = nullptr;
-    switch (d) {
-      case Domain::device: check(cudaMallocAsync(&p, n, stream_), "cudaMallocAsync"); break;
-      case Domain::host_pinned: check(cudaHostAlloc(&p, n, cudaHostAllocDefault), "cudaHostAlloc"); break;
-      case Domain::host: p = ::operator new(n, kHostAlign); break;
-    }
-    return static_cast<std::byte*>(p);
-  }
-  void deallocate(Domain d, std::byte* p, int64_t) noexcept override {
-    switch (d) {
-      case Domain::device: cudaFreeAsync(p, stream_); break;
-      case Domain::host_pinned:
-        cudaStreamSynchronize(stream_);  // no copy may still read or write it
-        cudaFreeHost(p);
-        break;
-      case Domain::host: ::operator delete(p, kHostAlign); break;
-    }
-  }
-  void fill(Domain d, std::byte* p, uint8_t value, int64_t bytes) override {
-    if (bytes <= 0) return;
-    if (d == Domain::device) {
-      cuda::fill(stream_, p, value, bytes);
-      launched("fill");
-    } else {
-      check(cudaStreamSynchronize(stream_), "cudaStreamSynchronize");
-      std::memset(p, value, static_cast<size_t>(bytes));
-    }
-  }
-  void copy(std::byte* dst, Domain dd, const std::byte* src, Domain sd, int64_t bytes) override {
-    if (bytes <= 0 || dst == src) return;
-    check(cudaMemcpyAsync(dst, src, static_cast<size_t>(bytes), cudaMemcpyDefault, stream_), "cudaMemcpyAsync");
-    if (dd != Domain::device || sd != Domain::device) check(cudaStreamSynchronize(stream_), "cudaStreamSynchronize");
-  }
-  bool host_accessible(Domain d) const override { return d != Domain::device; }
-
- private:
-  cudaStream_t stream_;
-};
 
 // A host array uploaded to the device for one op (index arrays, summation orders).
 template <typename I> class Upload {
@@ -115,16 +70,23 @@ void check_dropout_p(double p) {
 
 template <typename T> class CudaOps final : public Ops<T> {
  public:
-  CudaOps(cudaStream_t s, MemoryResource& m) : s_(s), m_(m) {}
+  // `lt`: the fast tier's cuBLASLt GEMM for float (null: the exact tier's GEMM body).
+  CudaOps(cudaStream_t s, MemoryResource& m, LtGemm* lt) : s_(s), m_(m), lt_(lt) {}
 
   void gemm(Trans ta, Trans tb, int64_t M, int64_t N, int64_t K, const T* A, int64_t lda, const T* B, int64_t ldb,
             T* C, int64_t ldc, bool accumulate) override {
-    cuda::gemm<T>(s_, ta, tb, M, N, K, A, lda, 0, B, ldb, 0, C, ldc, 0, 1, accumulate);
-    launched("gemm");
+    gemm_batched(ta, tb, M, N, K, A, lda, 0, B, ldb, 0, C, ldc, 0, 1, accumulate);
   }
   void gemm_batched(Trans ta, Trans tb, int64_t M, int64_t N, int64_t K, const T* A, int64_t lda, int64_t stride_a,
                     const T* B, int64_t ldb, int64_t stride_b, T* C, int64_t ldc, int64_t stride_c, int64_t batch,
                     bool accumulate) override {
+    if (M <= 0 || N <= 0 || batch <= 0) return;
+    if constexpr (std::is_same_v<T, float>) {
+      if (lt_ && K > 0) {
+        lt_->run(s_, ta, tb, M, N, K, A, lda, stride_a, B, ldb, stride_b, C, ldc, stride_c, batch, accumulate);
+        return;
+      }
+    }
     cuda::gemm<T>(s_, ta, tb, M, N, K, A, lda, stride_a, B, ldb, stride_b, C, ldc, stride_c, batch, accumulate);
     launched("gemm_batched");
   }
@@ -265,6 +227,7 @@ template <typename T> class CudaOps final : public Ops<T> {
   }
   cudaStream_t s_;
   MemoryResource& m_;
+  LtGemm* lt_;
 };
 
 Elem elem_of(DType t) {
@@ -279,33 +242,68 @@ Elem elem_of(DType t) {
   throw Error("convert: unknown dtype");
 }
 
+// The device this process uses: the launcher's local rank (one GPU per rank), else 0.
+int device_for_this_process() {
+  for (const char* v : {"OMPI_COMM_WORLD_LOCAL_RANK", "SLURM_LOCALID", "MPI_LOCALRANKID", "LOCAL_RANK"})
+    if (const char* s = std::getenv(v)) return std::atoi(s);
+  return 0;
+}
+
 class CudaBackend final : public Backend {
  public:
-  CudaBackend() {
-    check(cudaSetDevice(0), "cudaSetDevice(0)");
+  explicit CudaBackend(bool fast) : fast_(fast), device_(device_for_this_process()) {
+    int count = 0;
+    check(cudaGetDeviceCount(&count), "cudaGetDeviceCount");
+    RCTS_CHECK(device_ < count, "this process's local rank asks for CUDA device " + std::to_string(device_) +
+                                    " but there are " + std::to_string(count) + " (one GPU per rank)");
+    check(cudaSetDevice(device_), "cudaSetDevice");
     check(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "cudaStreamCreate");
-    memory_ = std::make_unique<CudaMemory>(stream_);
-    f32_ = std::make_unique<CudaOps<float>>(stream_, *memory_);
-    f64_ = std::make_unique<CudaOps<double>>(stream_, *memory_);
+    memory_ = std::make_unique<CudaMemory>(stream_, device_);
+    if (fast_) lt_ = std::make_unique<LtGemm>();
+    f32_ = std::make_unique<CudaOps<float>>(stream_, *memory_, lt_.get());
+    f64_ = std::make_unique<CudaOps<double>>(stream_, *memory_, nullptr);
     cudaDeviceProp prop{};
-    check(cudaGetDeviceProperties(&prop, 0), "cudaGetDeviceProperties");
+    check(cudaGetDeviceProperties(&prop, device_), "cudaGetDeviceProperties");
     int runtime = 0, driver = 0;
     cudaRuntimeGetVersion(&runtime);
     cudaDriverGetVersion(&driver);
-    description_ = std::string("CUDA exact tier on ") + prop.name + " (sm_" + std::to_string(prop.major) +
-                   std::to_string(prop.minor) + ", " + std::to_string(prop.multiProcessorCount) + " SMs), runtime " +
-                   std::to_string(runtime) + ", driver " + std::to_string(driver);
+    device_text_ = std::string(prop.name) + " (device " + std::to_string(device_) + ", sm_" +
+                   std::to_string(prop.major) + std::to_string(prop.minor) + ", " +
+                   std::to_string(prop.multiProcessorCount) + " SMs), runtime " + std::to_string(runtime) +
+                   ", driver " + std::to_string(driver);
   }
   ~CudaBackend() override {
     cudaStreamSynchronize(stream_);
+    lt_.reset();
+    f32_.reset();
+    f64_.reset();
+    memory_.reset();
     cudaStreamDestroy(stream_);
   }
-  std::string name() const override { return "cuda"; }
-  std::string golden_name() const override { return "cpu"; }
-  std::string description() const override { return description_; }
+  std::string name() const override { return fast_ ? "cuda-fast" : "cuda"; }
+  // The exact tier reproduces the CPU's goldens; the fast tier's bits are its own.
+  std::string golden_name() const override { return fast_ ? "cuda-fast" : "cpu"; }
+  bool has_goldens() const override { return !fast_; }
+  std::string description() const override {
+    return (fast_ ? "CUDA fast tier (" + lt_->describe() + ", exact kernels elsewhere) on "
+                  : std::string("CUDA exact tier on ")) +
+           device_text_;
+  }
   Ops<float>& f32() override { return *f32_; }
   Ops<double>& f64() override { return *f64_; }
   MemoryResource& memory() override { return *memory_; }
+  int64_t op_workspace_bytes() const override { return fast_ ? static_cast<int64_t>(LtGemm::kWorkspaceBytes) : 0; }
+  void bind_op_workspace(std::byte* p, int64_t bytes) override {
+    if (lt_) lt_->bind_workspace(p, static_cast<size_t>(bytes));
+  }
+  std::unique_ptr<Communicator> make_world(Communicator& host_world) override {
+#ifdef RCTS_HAVE_NCCL
+    return NcclCommunicator::world(host_world, stream_);
+#else
+    (void)host_world;
+    throw Error("backend '" + name() + "' was built without NCCL: multi-rank runs need it (set RCTS_NCCL_ROOT)");
+#endif
+  }
 
   void convert(void* dst, DType dst_type, const void* src, DType src_type, int64_t n) override {
     if (n <= 0) return;
@@ -341,10 +339,10 @@ class CudaBackend final : public Backend {
     cuda::dropout_mask(stream_, mask, n, p, seed, offset);
     launched("dropout_mask");
   }
-  std::unique_ptr<CopyStream> make_copy_stream(const std::string& name, LinkModel link) override {
-    // Copies run through the memory resource (ordered on the main stream); the worker
-    // thread gives the offload machinery its strict or timed semantics (design §9).
-    return std::make_unique<cpu::ThreadCopyStream>(name, link);
+  // Real copy streams and events (design §9); the link model has no meaning on a GPU:
+  // the copies take what the link takes.
+  std::unique_ptr<CopyStream> make_copy_stream(const std::string& name, LinkModel) override {
+    return std::make_unique<CudaCopyStream>(name, stream_);
   }
 
  private:
@@ -352,11 +350,14 @@ class CudaBackend final : public Backend {
     if (bytes != 2 && bytes != 4 && bytes != 8)
       throw std::invalid_argument("head permute: unsupported element size " + std::to_string(bytes));
   }
+  bool fast_;
+  int device_;
   cudaStream_t stream_ = nullptr;
   std::unique_ptr<CudaMemory> memory_;
+  std::unique_ptr<LtGemm> lt_;
   std::unique_ptr<CudaOps<float>> f32_;
   std::unique_ptr<CudaOps<double>> f64_;
-  std::string description_;
+  std::string device_text_;
 };
 
 }  // namespace
@@ -372,9 +373,10 @@ std::string unavailable_reason() {
   return {};
 }
 
-std::unique_ptr<Backend> make_cuda_backend() {
-  if (const std::string why = unavailable_reason(); !why.empty()) throw Error("backend 'cuda' cannot run here: " + why);
-  return std::make_unique<CudaBackend>();
+std::unique_ptr<Backend> make_cuda_backend(bool fast) {
+  if (const std::string why = unavailable_reason(); !why.empty())
+    throw Error(std::string("backend '") + (fast ? "cuda-fast" : "cuda") + "' cannot run here: " + why);
+  return std::make_unique<CudaBackend>(fast);
 }
 
 }  // namespace rcts::cuda

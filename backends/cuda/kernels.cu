@@ -199,6 +199,12 @@ __global__ void gather_rows_kernel(unsigned char* dst, const unsigned char* src,
     dst[x] = src[index[r] * row_bytes + b];
   }
 }
+__global__ void spin_kernel(int64_t nanoseconds) {
+  const long long start = clock64();
+  // clock64 counts SM cycles; ~1.5 GHz is close enough for a test delay.
+  while (clock64() - start < nanoseconds * 3 / 2) {
+  }
+}
 __global__ void dropout_mask_kernel(uint8_t* mask, int64_t n, uint64_t seed, uint64_t offset, uint32_t threshold) {
   for (int64_t i = first_index(); i < n; i += stride()) mask[i] = exact::dropout_mask(seed, offset, i, threshold);
 }
@@ -362,6 +368,7 @@ void gather_rows(Stream s, void* dst, const void* src, int64_t row_bytes, const 
 void dropout_mask(Stream s, uint8_t* mask, int64_t n, double p, uint64_t seed, uint64_t offset) {
   dropout_mask_kernel<<<grid_for(n), g_threads, 0, st(s)>>>(mask, n, seed, offset, dropout_rule::threshold(p));
 }
+void spin(Stream s, int64_t nanoseconds) { spin_kernel<<<1, 1, 0, st(s)>>>(nanoseconds); }
 void fill(Stream s, void* p, uint8_t value, int64_t bytes) {
   cudaMemsetAsync(p, value, static_cast<size_t>(bytes), st(s));
 }

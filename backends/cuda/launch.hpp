@@ -67,6 +67,8 @@ void heads_to_tokens(Stream s, void* tok, const void* heads, int elem_bytes, int
 void gather_rows(Stream s, void* dst, const void* src, int64_t row_bytes, const int64_t* index, int64_t n);
 void dropout_mask(Stream s, uint8_t* mask, int64_t n, double p, uint64_t seed, uint64_t offset);
 void fill(Stream s, void* p, uint8_t value, int64_t bytes);
+// A single thread spinning for about `nanoseconds` (the copy streams' test-only delay).
+void spin(Stream s, int64_t nanoseconds);
 
 // The last launch error as text ("" when none): launches do not throw by themselves.
 const char* last_launch_error();

@@ -1,5 +1,7 @@
 #include "harness/lib/applicability.hpp"
 
+#include <filesystem>
+
 #include "backends/registry.hpp"
 #include "harness/lib/runner.hpp"
 
@@ -44,9 +46,21 @@ void run_check_pass(const CheckKind& k, CheckPass pass, const CheckContext& x, s
 }
 
 std::string golden_backend_of(const CheckContext& x) {
-  if (x.options.backend) return x.options.backend->golden_name();
+  if (x.options.backend && !x.options.records) return x.options.backend->golden_name();
   const BackendEntry* e = find_backend(x.base.backend);
   return e ? e->golden_name : x.base.backend;
+}
+
+std::optional<std::string> no_goldens_reason(const CheckContext& x) {
+  if (const Backend* b = x.options.records ? nullptr : x.options.backend) {
+    if (b->has_goldens()) return std::nullopt;
+    return "backend '" + b->name() + "' keeps no golden files: its bits depend on the GPU model and library "
+           "versions (its own checks compare it with itself)";
+  }
+  const std::string name = golden_backend_of(x);
+  if (std::filesystem::is_directory(x.options.golden_dir / name)) return std::nullopt;
+  return "no golden files for backend '" + x.base.backend + "' (" + (x.options.golden_dir / name).string() +
+         " does not exist)";
 }
 
 }  // namespace rcts::harness

@@ -23,4 +23,9 @@ void run_check_pass(const CheckKind& k, CheckPass pass, const CheckContext& x, s
 // the backend whose bits that backend shares (backends/registry.hpp).
 std::string golden_backend_of(const CheckContext& x);
 
+// Why the golden check skips for x's baseline: a backend that keeps no golden files
+// (its bits depend on the device), or, for a record read from a dump, no golden
+// directory for the backend it names. Nothing when it judges.
+std::optional<std::string> no_goldens_reason(const CheckContext& x);
+
 }  // namespace rcts::harness

@@ -7,6 +7,7 @@
 
 #include "backends/registry.hpp"
 #include "harness/lib/check_kinds.hpp"
+#include "harness/lib/digest.hpp"
 #include "harness/lib/json_reader.hpp"
 #include "harness/lib/strict_json.hpp"
 
@@ -33,6 +34,8 @@ Case case_from_json(const nlohmann::json& j, const fs::path& file) {
   r.expect_object({"id", "description", "ranks", "backends", "config", "seed_ranks", "variants", "expect", "xfail"});
   Case c;
   c.file = file;
+  const std::string canonical = j.dump();
+  c.source_sha256 = sha256_hex(canonical.data(), canonical.size());
   if (!r.has("id")) r.fail("missing key 'id'");
   c.id = r.at("id").str();
   if (!valid_id(c.id)) r.at("id").fail("a case id is a dotted path of letters, digits, '_' and '-'");

@@ -21,7 +21,7 @@ struct CountExpect {
 };
 
 struct MemoryExpect {
-  bool analytic = false;                   // per-layer saved bytes == the analytic model
+  bool analytic = false;                   // per-layer saved bytes and backward peak == the analytic model
   std::optional<double> max_ratio;         // variant total saved bytes <= ratio * baseline's
   std::optional<int64_t> budget_bytes;     // saved-bytes peak <= budget
 };
@@ -47,6 +47,7 @@ struct Variant {
 struct Case {
   std::string id;  // dotted path, e.g. "selective.core_attn.bf16"
   std::filesystem::path file;
+  std::string source_sha256;  // of the parsed file, so ranks can tell they run the same case
   std::string description;
   std::vector<int> ranks = {1};
   std::vector<std::string> backends = {"cpu"};

@@ -81,7 +81,17 @@ void offload_variant(const CheckContext& x, std::vector<CheckResult>& out) {
 }
 
 void golden_end(const CheckContext& x, std::vector<CheckResult>& out) {
-  out.push_back(check_golden(x.c, x.base, x.options.golden_dir, golden_backend_of(x), x.options.world));
+  const std::string golden = golden_backend_of(x);
+  if (x.options.collect_goldens) {  // regen-golden: keep the digests (collective like check_golden)
+    (*x.options.collect_goldens)[x.c.id] = golden_of(x.c, x.base, golden, x.options.world);
+    out.push_back({"golden", Outcome::pass, "digests collected for regen-golden"});
+    return;
+  }
+  if (auto why = no_goldens_reason(x)) {
+    out.push_back({"golden", Outcome::skip, *why});
+    return;
+  }
+  out.push_back(check_golden(x.c, x.base, x.options.golden_dir, golden, x.options.world));
 }
 
 // The config must be rejected with exactly this rule code.

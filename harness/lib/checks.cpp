@@ -201,6 +201,20 @@ CheckResult check_memory(const MemoryExpect& expect, const RunRecord& base, cons
                               (l < measured.size() ? std::to_string(measured[l]) : std::string("nothing")) +
                               " bytes, the analytic model says " + std::to_string(want[l]));
     detail += "per-layer bytes equal the analytic model";
+    if (const std::string why = backward_peak_unmodelled(run.config); !why.empty()) {
+      detail += "; backward peak not compared (" + why + ")";
+    } else if (run.saved_peaks.empty()) {  // a dump without per-micro-batch peaks
+      detail += "; backward peak not compared (the run records no saved_peak)";
+    } else {
+      // Each micro-batch starts with nothing held, so each must peak at the model's value.
+      const int64_t peak = stage_memory(run.config).peak_backward_bytes;
+      for (size_t i = 0; i < run.saved_peaks.size(); ++i)
+        if (run.saved_peaks[i] != peak)
+          return fail(kind, label + ": " + mb_label(run, i) + ": saved + checkpoint-input bytes peaked at " +
+                                std::to_string(run.saved_peaks[i]) + ", the analytic model's backward peak is " +
+                                std::to_string(peak));
+      detail += ", backward peak " + std::to_string(peak) + " bytes as the model";
+    }
   }
   int64_t total = 0, base_total = 0;
   for (auto b : measured) total += b;

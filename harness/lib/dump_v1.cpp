@@ -2,6 +2,7 @@
 // (dump -> RunRecord). docs/dump-format.md is the specification; keep them in step.
 #include "harness/lib/dump_v1.hpp"
 
+#include <algorithm>
 #include <cstring>
 #include <fstream>
 #include <functional>
@@ -9,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "harness/lib/atomic_file.hpp"
 #include "harness/lib/digest.hpp"
 #include "harness/lib/json_reader.hpp"
 #include "harness/lib/npy.hpp"
@@ -328,8 +330,10 @@ std::string megatron_name(const std::string& name) {
   return {};
 }
 
-fs::path dump_dir_of(const fs::path& root, const std::string& case_id, const std::string& run, int world_rank) {
-  return root / safe_file_stem(case_id) / ("rank" + std::to_string(world_rank)) / safe_file_stem(run);
+fs::path dump_dir_of(const fs::path& root, const std::string& case_id, const std::string& backend,
+                     const std::string& run, int world_rank) {
+  return root / safe_file_stem(case_id) / safe_file_stem(backend) / ("rank" + std::to_string(world_rank)) /
+         safe_file_stem(run);
 }
 
 void write_dump(const fs::path& dir, const DumpMeta& meta, const RunRecord& r) {
@@ -364,6 +368,7 @@ void write_dump(const fs::path& dir, const DumpMeta& meta, const RunRecord& r) {
       for (const auto& s : r.saves_per_micro_batch[i]) saves.push_back(save_json(s));
       e["saved_tensors"] = saves;
     }
+    if (i < static_cast<int>(r.saved_peaks.size())) e["saved_peak"] = r.saved_peaks[i];
     if (i < static_cast<int>(r.saved_after_forward.size())) {
       e["saved_after_forward"] = r.saved_after_forward[i];
       e["host_resident_after_forward"] = r.host_resident_after_forward.at(i);
@@ -384,7 +389,7 @@ void write_dump(const fs::path& dir, const DumpMeta& meta, const RunRecord& r) {
     const MaskRecord& m = r.masks[k];
     RCTS_CHECK(m.mask.defined(), "dump " + dir.string() + ": mask " + std::to_string(k) + " of " + m.site +
                                      " kept no bytes (record with ExecuteOptions::record_all)");
-    char idx[16];
+    char idx[32];
     std::snprintf(idx, sizeof idx, "%05zu", k);
     json e = {{"site", m.site},
               {"kind", m.kind},
@@ -448,12 +453,7 @@ void write_dump(const fs::path& dir, const DumpMeta& meta, const RunRecord& r) {
     if (r.offload) rcts["offload_report"] = offload_json(*r.offload);
     man["rcts"] = rcts;
   }
-  const fs::path path = dir / kDumpManifest;
-  std::ofstream out(path, std::ios::trunc);
-  RCTS_CHECK(out, "dump: cannot open " + path.string());
-  out << man.dump(1) << "\n";
-  out.close();
-  RCTS_CHECK(out, "dump: writing " + path.string() + " failed");
+  write_file_atomic(dir / kDumpManifest, man.dump(1) + "\n");
 }
 
 DumpedRun read_dump(const fs::path& dir) {
@@ -520,6 +520,10 @@ DumpedRun read_dump(const fs::path& dir) {
   const bool training = cfg.run.training;
   const int64_t tokens = int64_t{cfg.model.seq_length} * cfg.model.micro_batch_size;
   const Shape act_shape = {tokens, cfg.model.hidden_size};
+  // Under sequence parallelism the block's input gradient is this rank's shard.
+  const bool sp = cfg.parallel.sequence_parallel;
+  const int64_t tp = std::max(1, cfg.parallel.tensor_model_parallel_size);
+  const Shape grad_shape = {sp ? tokens / tp : tokens, cfg.model.hidden_size};
   const DType act = cfg.model.activation_dtype;
 
   if (r.seed_offset_rng) r.rng_initial = rd.states(rd.need(root, "rng_initial"));
@@ -558,7 +562,7 @@ DumpedRun read_dump(const fs::path& dir) {
   for (int i = 0; i < steps * per; ++i) {
     const JsonReader e = ml.at(static_cast<size_t>(i));
     e.expect_object({"step", "micro_batch", "loss", "input", "target", "output", "input_grad", "param_grads",
-                     "rng_after", "saved_bytes_per_layer", "saved_tensors", "saved_after_forward",
+                     "rng_after", "saved_bytes_per_layer", "saved_tensors", "saved_peak", "saved_after_forward",
                      "host_resident_after_forward", "offloaded_bytes", "reloaded_bytes"});
     if (rd.need(e, "step").integer(0, 1 << 30) != i / per) e.at("step").fail("expected step " + std::to_string(i / per));
     if (rd.need(e, "micro_batch").integer(0, 1 << 30) != i % per)
@@ -580,20 +584,20 @@ DumpedRun read_dump(const fs::path& dir) {
     }
     r.losses.push_back(v);
     const std::string stem = mb_stem(i / per, i % per);
-    auto activation = [&](const char* key) {
+    auto activation = [&](const char* key, const Shape& want, const char* what) {
       Tensor t = rd.tensor(rd.need(e, key), stem + "." + key);
-      if (t.shape() != act_shape || t.dtype() != act)
+      if (t.shape() != want || t.dtype() != act)
         e.at(key).fail("a " + std::string(dtype_name(t.dtype())) + " " + shape_str(t.shape()) +
                        " tensor; the config's activations are " + std::string(dtype_name(act)) + " " +
-                       shape_str(act_shape) + " (s*b, h)");
+                       shape_str(want) + " " + what);
       return t;
     };
-    r.inputs.push_back(activation("input"));
-    r.targets.push_back(activation("target"));
-    r.outputs.push_back(activation("output"));
+    r.inputs.push_back(activation("input", act_shape, "(s*b, h)"));
+    r.targets.push_back(activation("target", act_shape, "(s*b, h)"));
+    r.outputs.push_back(activation("output", act_shape, "(s*b, h)"));
     if (training) {
       if (rd.need(e, "input_grad").json().is_null()) e.at("input_grad").fail("a training run has an input gradient");
-      r.input_grads.push_back(activation("input_grad"));
+      r.input_grads.push_back(activation("input_grad", grad_shape, sp ? "(s/tp*b, h): this rank's sequence shard" : "(s*b, h)"));
     } else {
       if (e.has("input_grad") && !e.at("input_grad").json().is_null())
         e.at("input_grad").fail("an eval run (run.training = false) has no input gradient: write null");
@@ -630,6 +634,8 @@ DumpedRun read_dump(const fs::path& dir) {
     } else {
       r.not_recorded.insert("saved_tensors");
     }
+    if (e.has("saved_peak")) r.saved_peaks.push_back(rd.i64(e.at("saved_peak")));
+    else r.not_recorded.insert("saved_peak");
     if (e.has("saved_after_forward")) {
       r.saved_after_forward.push_back(rd.i64(e.at("saved_after_forward")));
       r.host_resident_after_forward.push_back(rd.i64(rd.need(e, "host_resident_after_forward")));
@@ -646,6 +652,8 @@ DumpedRun read_dump(const fs::path& dir) {
       ml.fail("saved_tensors is given for some micro-batches only");
     r.saves = r.saves_per_micro_batch.front();
   }
+  if (r.saved_peaks.size() != r.losses.size() && !r.saved_peaks.empty())
+    ml.fail("saved_peak is given for some micro-batches only");
   if (r.saved_after_forward.size() != r.losses.size() && !r.saved_after_forward.empty())
     ml.fail("saved_after_forward is given for some micro-batches only");
   if (r.offloaded_bytes.size() != r.losses.size() && !r.offloaded_bytes.empty())
@@ -719,8 +727,11 @@ DumpedRun read_dump(const fs::path& dir) {
       for (size_t k = 0; k < p.array_size(); ++k) {
         const JsonReader s = p.at(k);
         if (s.array_size() != 3) s.fail("a segment is [begin, end, checkpointed]");
-        r.plan.push_back({static_cast<int>(s.at(0).integer(0, 1 << 20)), static_cast<int>(s.at(1).integer(0, 1 << 20)),
-                          s.at(2).boolean()});
+        Segment seg;
+        seg.begin = static_cast<int>(s.at(size_t{0}).integer(0, 1 << 20));
+        seg.end = static_cast<int>(s.at(size_t{1}).integer(0, 1 << 20));
+        seg.checkpointed = s.at(size_t{2}).boolean();
+        r.plan.push_back(seg);
       }
     }
     if (x.has("workspace_heap_allocations")) {

@@ -43,10 +43,10 @@ void write_dump(const std::filesystem::path& dir, const DumpMeta& meta, const Ru
 // Reads the dump in `dir` (its dump.json and every tensor file it names).
 DumpedRun read_dump(const std::filesystem::path& dir);
 
-// Where `rcts run --dump ROOT` puts one run: ROOT/<case>/rank<r>/<run> (the run name
-// made file-name safe).
+// Where `rcts run --dump ROOT` puts one run: ROOT/<case>/<backend>/rank<r>/<run> (each
+// made file-name safe). Readers do not depend on it: `rcts check` finds dumps by dump.json.
 std::filesystem::path dump_dir_of(const std::filesystem::path& root, const std::string& case_id,
-                                  const std::string& run, int world_rank);
+                                  const std::string& backend, const std::string& run, int world_rank);
 
 // Megatron-LM's name of an rcts parameter (GPT model, local layer spec), e.g.
 // "layers.0.attention.qkv.weight" -> "decoder.layers.0.self_attention.linear_qkv.weight".

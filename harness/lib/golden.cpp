@@ -37,11 +37,13 @@ Golden golden_of(const Case& c, const RunRecord& r, const std::string& backend, 
   Golden all;
   all.case_id = mine.case_id;
   all.backend = backend;
+  all.side_effects.emplace();
   const auto parts = all_gather_strings(*world, golden_to_json(mine).dump());
   for (size_t rank = 0; rank < parts.size(); ++rank) {
     const Golden g = golden_from_json(nlohmann::json::parse(parts[rank]), "rank " + std::to_string(rank));
     const std::string tag = "rank" + std::to_string(rank) + "/";
     for (const auto& l : g.losses) all.losses.push_back(l);
+    for (const auto& [key, bits] : g.side_effects.value_or(SideEffectBits{})) (*all.side_effects)[tag + key] = bits;
     for (auto t : g.tensors) {
       t.name = tag + t.name;
       all.tensors.push_back(std::move(t));
@@ -55,6 +57,7 @@ Golden golden_of_rank(const Case& c, const RunRecord& r, const std::string& back
   g.case_id = c.id;
   g.backend = backend;
   for (double l : r.losses) g.losses.push_back(hex_bits(l));
+  g.side_effects = side_effect_bits(r.side_effects);
   const int per = r.config.run.micro_batches;
   for (size_t i = 0; i < r.outputs.size(); ++i) {
     const std::string tag = ".step" + std::to_string(static_cast<int>(i) / per) + ".mb" + std::to_string(static_cast<int>(i) % per);
@@ -84,6 +87,7 @@ nlohmann::json golden_to_json(const Golden& g) {
   j["backend"] = g.backend;
   j["written_by"] = "rcts regen-golden";
   j["losses"] = g.losses;
+  if (g.side_effects) j["side_effects"] = *g.side_effects;
   j["tensors"] = g.tensors;
   return j;
 }
@@ -94,6 +98,7 @@ Golden golden_from_json(const nlohmann::json& j, const std::string& where) {
     g.case_id = j.at("case").get<std::string>();
     g.backend = j.at("backend").get<std::string>();
     g.losses = j.at("losses").get<std::vector<std::string>>();
+    g.side_effects = side_effects_from_json(j, where);
     g.tensors = j.at("tensors").get<std::vector<TensorDigest>>();
     return g;
   } catch (const nlohmann::json::exception& e) {
@@ -125,9 +130,12 @@ CheckResult check_golden(const Case& c, const RunRecord& r, const fs::path& dir,
   auto changes = golden_changes(want, got);
   if (changes.empty())
     return {"golden", Outcome::pass,
-            std::to_string(got.tensors.size()) + " tensor digests and " + std::to_string(got.losses.size()) +
-                " losses equal " + file.string()};
+            std::to_string(got.tensors.size()) + " tensor digests, " + std::to_string(got.losses.size()) + " losses and " +
+                std::to_string(got.side_effects ? got.side_effects->size() : 0) + " side effects equal " + file.string()};
   std::string detail = std::to_string(changes.size()) + " difference(s) from " + file.string() + ":";
+  // A file without the field cannot vouch for side effects: it fails rather than
+  // letting an aux-loss bug pass unseen.
+  if (!want.side_effects) detail += "\n  (the file has no side_effects: it was written before they were recorded)";
   for (size_t i = 0; i < changes.size() && i < 8; ++i) detail += "\n  " + changes[i];
   if (changes.size() > 8) detail += "\n  ...";
   detail += "\nIf the change is intended, regenerate with scripts/regen-golden and say why in the commit.";
@@ -141,6 +149,7 @@ std::vector<std::string> golden_changes(const Golden& before, const Golden& afte
     const std::string b = i < after.losses.size() ? after.losses[i] : "<none>";
     if (a != b) out.push_back("loss[" + std::to_string(i) + "]: " + a + " -> " + b);
   }
+  for (auto& line : side_effect_changes(before.side_effects, after.side_effects)) out.push_back(std::move(line));
   std::map<std::string, const TensorDigest*> old;
   for (const auto& t : before.tensors) old[t.name] = &t;
   for (const auto& t : after.tensors) {

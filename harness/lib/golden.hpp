@@ -1,5 +1,6 @@
 // Golden files (design §10): golden/<backend>/<case-id>.json holds, for the case's
-// baseline run, the loss of every micro-batch (as the hex bits of a double) and
+// baseline run, the loss of every micro-batch and every side effect (aux loss,
+// tokens_seen; golden_side_effects.hpp), each as the hex bits of a double, and
 // per tensor (outputs, input gradients, parameters, parameter gradients) its shape,
 // dtype, sha256 of the raw little-endian bytes and summary stats for diagnosis.
 // Only `rcts regen-golden` (scripts/regen-golden) writes them.
@@ -12,6 +13,7 @@
 
 #include "harness/lib/case.hpp"
 #include "harness/lib/digest.hpp"
+#include "harness/lib/golden_side_effects.hpp"
 #include "harness/lib/report.hpp"
 #include "reference/parallel/communicator.hpp"
 
@@ -21,6 +23,7 @@ struct Golden {
   std::string case_id;
   std::string backend;
   std::vector<std::string> losses;  // hex bits
+  std::optional<SideEffectBits> side_effects;  // none in a file written before they were recorded
   std::vector<TensorDigest> tensors;
 };
 
@@ -37,8 +40,8 @@ std::filesystem::path golden_path(const std::filesystem::path& golden_dir, const
 CheckResult check_golden(const Case& c, const RunRecord& baseline, const std::filesystem::path& golden_dir,
                          const std::string& backend, Communicator* world = nullptr);
 
-// What changed between an old and a new golden, one line per tensor that changed,
-// appeared or disappeared (empty when identical).
+// What changed between an old and a new golden, one line per loss, side effect or
+// tensor that changed, appeared or disappeared (empty when identical).
 std::vector<std::string> golden_changes(const Golden& before, const Golden& after);
 
 }  // namespace rcts::harness

@@ -5,6 +5,7 @@
 #include <fstream>
 #include <iterator>
 
+#include "harness/lib/atomic_file.hpp"
 #include "harness/lib/digest.hpp"
 
 namespace rcts::harness {
@@ -82,12 +83,10 @@ void write_npy(const fs::path& path, const Tensor& t) {
   RCTS_CHECK(t.defined(), "write_npy " + path.string() + ": tensor '" + t.name() + "' is undefined");
   const std::string header = npy_header(t);
   const std::byte* bytes = t.numel() ? t.bytes() : nullptr;  // checks release before opening
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  RCTS_CHECK(out, "write_npy: cannot open " + path.string() + " for tensor '" + t.name() + "'");
-  out.write(header.data(), static_cast<std::streamsize>(header.size()));
-  if (bytes) out.write(reinterpret_cast<const char*>(bytes), static_cast<std::streamsize>(t.nbytes()));
-  out.close();
-  RCTS_CHECK(out, "write_npy: writing " + path.string() + " for tensor '" + t.name() + "' failed");
+  AtomicFile out(path);
+  out.write(header);
+  if (bytes) out.write(bytes, static_cast<size_t>(t.nbytes()));
+  out.commit();
 }
 
 NpyFile read_npy(const fs::path& path) {
@@ -112,7 +111,7 @@ NpyFile read_npy(const fs::path& path) {
   f.fortran_order = dict_value(dict, "fortran_order", where).rfind("True", 0) == 0;
   f.shape = parse_shape(dict_value(dict, "shape", where), where);
   f.data.resize(raw.size() - data_at);
-  std::memcpy(f.data.data(), raw.data() + data_at, f.data.size());
+  if (!f.data.empty()) std::memcpy(f.data.data(), raw.data() + data_at, f.data.size());  // an empty vector's data() may be null
   return f;
 }
 
@@ -175,12 +174,7 @@ void DumpWriter::finish() {
       {"version", 1},
       {"note", "bf16 tensors are stored as '<u2' raw bits (\"bf16\": true); sha256 is of the raw little-endian bytes"},
       {"tensors", entries_}};
-  const fs::path path = dir_ / "index.json";
-  std::ofstream out(path, std::ios::trunc);
-  RCTS_CHECK(out, "dump: cannot open " + path.string());
-  out << index.dump(2) << "\n";
-  out.close();
-  RCTS_CHECK(out, "dump: writing " + path.string() + " failed");
+  write_file_atomic(dir_ / "index.json", index.dump(2) + "\n");
 }
 
 }  // namespace rcts::harness

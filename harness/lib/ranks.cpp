@@ -55,21 +55,22 @@ CaseResult merge_rank_results(const std::vector<CaseResult>& per_rank) {
   return m;
 }
 
+CaseResult case_result_from_json(const nlohmann::json& o) {
+  CaseResult r;
+  r.id = o.at("id");
+  r.file = o.value("file", "");
+  r.outcome = parse_outcome(o.at("outcome").get<std::string>());
+  r.reason = o.value("reason", "");
+  r.seconds = o.value("seconds", 0.0);
+  for (const auto& c : o.value("checks", nlohmann::json::array()))
+    r.checks.push_back({c.at("kind"), parse_outcome(c.at("outcome").get<std::string>()), c.value("detail", "")});
+  return r;
+}
+
 CaseResult merge_across_ranks(const CaseResult& mine, Communicator& world) {
   nlohmann::json j = mine;
   std::vector<CaseResult> all;
-  for (const auto& s : all_gather_strings(world, j.dump())) {
-    const auto o = nlohmann::json::parse(s);
-    CaseResult r;
-    r.id = o.at("id");
-    r.file = o.value("file", "");
-    r.outcome = parse_outcome(o.at("outcome").get<std::string>());
-    r.reason = o.value("reason", "");
-    r.seconds = o.value("seconds", 0.0);
-    for (const auto& c : o.value("checks", nlohmann::json::array()))
-      r.checks.push_back({c.at("kind"), parse_outcome(c.at("outcome").get<std::string>()), c.value("detail", "")});
-    all.push_back(std::move(r));
-  }
+  for (const auto& s : all_gather_strings(world, j.dump())) all.push_back(case_result_from_json(nlohmann::json::parse(s)));
   return merge_rank_results(all);
 }
 

@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "harness/lib/case.hpp"
 #include "harness/lib/report.hpp"
 #include "reference/parallel/groups.hpp"
@@ -18,6 +20,8 @@ std::vector<std::string> all_gather_strings(Communicator& world, const std::stri
 // of other ranks are prefixed with "rank r: ".
 CaseResult merge_rank_results(const std::vector<CaseResult>& per_rank);
 CaseResult merge_across_ranks(const CaseResult& mine, Communicator& world);
+// Reads back what to_json(CaseResult) wrote.
+CaseResult case_result_from_json(const nlohmann::json& j);
 
 // design §5 across ranks: hidden dropout without SP identical across TP ranks;
 // attention dropout and hidden dropout with SP distinct across TP ranks; expert

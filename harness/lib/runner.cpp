@@ -13,10 +13,12 @@
 #include "backends/registry.hpp"
 #include "harness/lib/applicability.hpp"
 #include "harness/lib/check_kinds.hpp"
+#include "harness/lib/agreement.hpp"
 #include "harness/lib/checks.hpp"
 #include "harness/lib/golden.hpp"
 #include "harness/lib/dump_v1.hpp"
 #include "harness/lib/ranks.hpp"
+#include "harness/lib/reference_compare.hpp"
 #include "harness/lib/version.hpp"
 #include "harness/lib/mask_oracle.hpp"
 #include "reference/config/config_json.hpp"
@@ -53,7 +55,7 @@ void dump_record(const Case& c, const RunRecord& r, const std::string& run, cons
   meta.world_rank = o.world ? o.world->rank() : 0;
   meta.world_size = o.world ? o.world->size() : 1;
   meta.version = std::string(kVersion) + " (" + kGitSha + ")";
-  write_dump(dump_dir_of(*o.dump_dir, c.id, run, meta.world_rank), meta, r);
+  write_dump(dump_dir_of(*o.dump_dir, c.id, r.backend, run, meta.world_rank), meta, r);
 }
 
 // Where one configuration runs: its process groups in a multi-rank run, and the
@@ -73,19 +75,20 @@ RankContext rank_context(const Config& cfg, const Case& c, const RunOptions& o) 
   const auto& p = cfg.parallel;
   rc.layout = make_layout(o.world->size(), p.tensor_model_parallel_size, p.expert_model_parallel_size,
                           p.expert_tensor_parallel_size);
-  if (!o.records) rc.groups.emplace(make_groups(*o.world, rc.layout));  // dumps need no communication
+  if (!o.records || o.reference)  // dumps need no communication, rcts's reference runs do
+    rc.groups.emplace(make_groups(o.device_world ? *o.device_world : *o.world, rc.layout));
   rc.coords = coords_of(rc.layout, o.world->rank());
   return rc;
 }
 
 RunRecord run_config(const Config& cfg, const RankContext& rc, const RunOptions& o) {
   RCTS_CHECK(o.backend, "run options name no backend");
-  // The MPI communicator moves host bytes; device memory needs a device communicator.
-  RCTS_CHECK(!rc.groups || o.backend->memory().host_accessible(Domain::device),
-             "backend '" + o.backend->name() + "' keeps tensors in device memory, which the MPI communicator cannot "
-             "move: multi-rank runs on it need a device communicator (NCCL, not built yet)");
+  // The MPI communicator moves host bytes; device memory needs the backend's device world.
+  RCTS_CHECK(!rc.groups || o.device_world || o.backend->memory().host_accessible(Domain::device),
+             "backend '" + o.backend->name() + "' keeps tensors in device memory, which the host communicator cannot "
+             "move, and has no device communicator");
   ExecuteOptions eo;
-  eo.record_all = o.dump_dir.has_value();
+  eo.record_all = o.dump_dir.has_value() || o.reference.has_value();
   return execute(cfg, *o.backend, rc.coords, rc.groups ? &*rc.groups : nullptr, eo);
 }
 
@@ -97,10 +100,17 @@ RunRecord run_within_limits(const Config& cfg, const RankContext& rc, const Case
 }
 
 // Run `run` of case c (labelled `label` in errors): executed here, or read from the
-// record source; written as a dump when asked.
+// record source (and compared with rcts's reference when asked: into `checks`);
+// written as a dump when asked.
 RunRecord obtain(const Config& cfg, const RankContext& rc, const Case& c, const std::string& run,
-                 const std::string& label, const std::string& of_variant, const RunOptions& o) {
-  if (o.records) return o.records->record(c, run, cfg, rc.coords);
+                 const std::string& label, const std::string& of_variant, const RunOptions& o,
+                 std::vector<CheckResult>& checks) {
+  if (o.records) {
+    RunRecord r = o.records->record(c, run, cfg, rc.coords);
+    if (o.reference)
+      checks.push_back(compare_with_reference(run_within_limits(cfg, rc, c, label, o), r, *o.reference, label));
+    return r;
+  }
   RunRecord r = run_within_limits(cfg, rc, c, label, o);
   if (o.dump_dir)
     dump_record(c, r, run, run == "baseline" ? "baseline" : of_variant.empty() ? "variant" : "rerun", of_variant, o);
@@ -128,13 +138,20 @@ std::vector<const Case*> select_cases(const std::vector<Case>& cases, const std:
   return selected;
 }
 
+Config case_config(const Case& c, const Variant* v) {
+  return load_config(c, v ? &v->patch : nullptr, v ? v->name : "baseline");
+}
+
 CaseResult run_case(const Case& c, const RunOptions& o) {
-  CaseResult mine = run_case_on_this_rank(c, o);
-  mine.backend = o.backend ? o.backend->name() : "";
-  if (!o.world || o.world->size() == 1) return mine;
-  CaseResult merged = merge_across_ranks(mine, *o.world);
-  merged.backend = mine.backend;
-  return merged;
+  CaseResult r = [&] {
+    if (!o.world || o.world->size() == 1) return run_case_on_this_rank(c, o);
+    if (!o.agreement) return merge_across_ranks(run_case_on_this_rank(c, o), *o.world);
+    // Every rank checks that all ranks can run the same case before any collective.
+    if (auto refused = agree_before_case(c, o)) return *refused;
+    return agree_after_case(run_case_on_this_rank(c, o), o);
+  }();
+  r.backend = o.backend ? o.backend->name() : "";
+  return r;
 }
 
 CaseResult run_case_on_this_rank(const Case& c, const RunOptions& o) {
@@ -184,8 +201,9 @@ CaseResult run_case_on_this_rank(const Case& c, const RunOptions& o) {
         return finish();
       }
       const RankContext base_rc = rank_context(base_cfg, c, o);
-      const RunRecord base = obtain(base_cfg, base_rc, c, "baseline", "baseline", "", o);
+      const RunRecord base = obtain(base_cfg, base_rc, c, "baseline", "baseline", "", o, res.checks);
       const bool multi = o.world && o.world->size() > 1;
+      if (o.world && o.world->rank() == o.test_throw_on_rank) throw Error("injected failure (RCTS_TEST_THROW_ON_RANK)");
       CheckContext x{c, o, multi, base, base_rc.layout, nullptr, nullptr, nullptr, {}};
       if (o.golden_only) {
         if (const CheckKind* g = find_check_kind("golden"); g->requested(c.expect)) g->on_case_end(x, res.checks);
@@ -199,13 +217,13 @@ CaseResult run_case_on_this_rank(const Case& c, const RunOptions& o) {
       for (const auto& v : c.variants) {
         const Config vcfg = load_config(c, &v.patch, v.name);
         const RankContext vrc = rank_context(vcfg, c, o);
-        const RunRecord run = obtain(vcfg, vrc, c, v.name, "variant '" + v.name + "'", "", o);
+        const RunRecord run = obtain(vcfg, vrc, c, v.name, "variant '" + v.name + "'", "", o, res.checks);
         CheckContext vx = x;
         vx.variant = &v;
         vx.run = &run;
         vx.layout = &vrc.layout;
         vx.rerun = [&](const Config& cfg, const std::string& label) {
-          return obtain(cfg, vrc, c, label, label, v.name, o);
+          return obtain(cfg, vrc, c, label, label, v.name, o, res.checks);
         };
         for (const auto& k : check_kinds())
           if (k.on_variant && (k.requested(c.expect) || k.requested(v.expect))) run_check_pass(k, k.on_variant, vx, res.checks);
@@ -257,8 +275,15 @@ Backend* BackendPool::get(const std::string& name, std::string& why) {
   return nullptr;
 }
 
+Communicator* BackendPool::device_world(const std::string& name, Communicator& host_world) {
+  if (auto it = worlds_.find(name); it != worlds_.end()) return it->second.get();
+  Backend* b = made_.at(name).get();
+  return (worlds_[name] = b->make_world(host_world)).get();
+}
+
 std::vector<CaseResult> run_cases(const std::vector<Case>& cases, const RunOptions& o, std::ostream* progress) {
   const std::vector<const Case*> selected = select_cases(cases, o.filter);
+  agree_on_case_list(selected, o);
   // (case, backend) pairs: the given backend, or every backend each case lists.
   std::vector<std::pair<const Case*, std::string>> runs;
   for (const Case* c : selected) {
@@ -275,6 +300,7 @@ std::vector<CaseResult> run_cases(const std::vector<Case>& cases, const RunOptio
       std::string why;
       RunOptions on = o;
       on.backend = o.pool->get(name, why);
+      if (on.backend && o.world && o.world->size() > 1) on.device_world = o.pool->device_world(name, *o.world);
       if (on.backend) {
         results.push_back(run_case(*c, on));
       } else {
@@ -327,8 +353,9 @@ std::vector<MutantResult> run_mutants(const std::vector<Case>& cases, const RunO
       throw Error("no mutant named '" + name + "' (`rcts mutants --list` names them)");
   }
   // Only cases that pass cleanly can kill a mutant.
-  std::vector<const Case*> clean;
-  for (const Case* c : select_cases(cases, o.filter))
+  std::vector<const Case*> selected = select_cases(cases, o.filter), clean;
+  agree_on_case_list(selected, o);
+  for (const Case* c : selected)
     if (run_case(*c, o).outcome == Outcome::pass) clean.push_back(c);
   out << "mutants: " << clean.size() << " clean cases\n";
   std::vector<MutantResult> results;
@@ -359,42 +386,6 @@ std::vector<MutantResult> run_mutants(const std::vector<Case>& cases, const RunO
     results.push_back(std::move(m));
   }
   return results;
-}
-
-std::vector<std::string> regen_golden(const std::vector<Case>& cases, const RunOptions& o, std::ostream& out) {
-  std::vector<std::string> changed;
-  RCTS_CHECK(o.backend->golden_name() == o.backend->name(),
-             "backend '" + o.backend->name() + "' reproduces the golden files of '" + o.backend->golden_name() +
-                 "': regenerate them on '" + o.backend->golden_name() + "'");
-  for (const auto& c : cases) {
-    if (!c.expect.golden || (!o.filter.empty() && !glob_match(o.filter, c.id))) continue;
-    if (!case_runs_on(c, *o.backend)) continue;
-    const Config cfg = load_config(c, nullptr, "baseline");
-    if (std::find(c.ranks.begin(), c.ranks.end(), o.world_size) == c.ranks.end()) continue;
-    const RankContext rc = rank_context(cfg, c, o);
-    const RunRecord base = run_config(cfg, rc, o);
-    const Golden now = golden_of(c, base, o.backend->golden_name(), o.world);
-    if (o.world && o.world->rank() != 0) continue;  // rank 0 holds every rank's digests and writes
-    const fs::path file = golden_path(o.golden_dir, o.backend->golden_name(), c.id, o.world_size);
-    std::vector<std::string> lines;
-    if (std::ifstream in(file); in) {
-      const Golden before = golden_from_json(nlohmann::json::parse(in), file.string());
-      lines = golden_changes(before, now);
-      if (lines.empty()) {
-        out << "unchanged  " << file.string() << '\n';
-        continue;
-      }
-      out << "changed    " << file.string() << '\n';
-    } else {
-      out << "new        " << file.string() << '\n';
-      lines.push_back("new golden file");
-    }
-    for (const auto& l : lines) out << "             " << l << '\n';
-    fs::create_directories(file.parent_path());
-    std::ofstream(file) << golden_to_json(now).dump(1) << '\n';
-    changed.push_back(c.id);
-  }
-  return changed;
 }
 
 bool case_runs_on(const Case& c, const Backend& backend) {

@@ -11,6 +11,8 @@
 #include <vector>
 
 #include "harness/lib/case.hpp"
+#include "harness/lib/golden.hpp"
+#include "harness/lib/reference_compare.hpp"
 #include "harness/lib/report.hpp"
 #include "reference/backend/backend.hpp"
 #include "reference/memory_model/run_estimate.hpp"
@@ -24,9 +26,13 @@ class BackendPool {
  public:
   // The backend, or null with `why` set.
   Backend* get(const std::string& name, std::string& why);
+  // Its device world over `host_world` (made once, collectively), or null when the host
+  // world moves its bytes.
+  Communicator* device_world(const std::string& name, Communicator& host_world);
 
  private:
   std::map<std::string, std::unique_ptr<Backend>> made_;
+  std::map<std::string, std::unique_ptr<Communicator>> worlds_;
   std::map<std::string, std::string> refused_;
 };
 
@@ -40,6 +46,8 @@ class RecordSource {
   virtual RunRecord record(const Case& c, const std::string& run, const Config& cfg, const RankCoords& coords) const = 0;
 };
 
+class RankAgreement;
+
 struct RunOptions {
   // The backend the cases run on. A case runs on it when its `backends` list names it or
   // the backend whose golden files it shares. Null in run_cases with `pool` set: then
@@ -48,15 +56,33 @@ struct RunOptions {
   Backend* backend = nullptr;
   BackendPool* pool = nullptr;
   int world_size = 1;
-  Communicator* world = nullptr;  // multi-rank runs (mpirun): the world communicator
+  Communicator* world = nullptr;  // multi-rank runs (mpirun): the world communicator (host bytes)
+  // The world the process groups are built on when the backend keeps tensors in device
+  // memory (NCCL over `world`, Backend::make_world); null: `world` itself.
+  Communicator* device_world = nullptr;
   std::filesystem::path golden_dir = "golden";
   std::optional<std::filesystem::path> dump_dir;  // write every run as a format-1 dump (dump_v1.hpp)
   // Runs come from here instead of execute() (`rcts check`); no backend is needed then.
   const RecordSource* records = nullptr;
+  // With `records`: also run rcts's reference of every run on `backend` and compare
+  // within this tolerance (`rcts check --reference-tolerance`, reference_compare.hpp).
+  std::optional<ReferenceTolerance> reference;
   std::string filter;  // glob over case ids; empty = all
   bool golden_only = false;  // run the baseline and its golden check only
   RunLimits limits;          // every config's estimate is checked before it runs
+  // Multi-rank runs: the exchanges that keep the ranks in step (agreement.hpp).
+  RankAgreement* agreement = nullptr;
+  // regen-golden: every check runs, but the baseline's golden digests are stored here
+  // (by case id) instead of being compared with the golden file.
+  std::map<std::string, Golden>* collect_goldens = nullptr;
+  // Test hook (RCTS_TEST_THROW_ON_RANK): this world rank throws after its baseline run,
+  // while the other ranks go on into the variants' collectives.
+  int test_throw_on_rank = -1;
 };
+
+// A case's resolved config: the baseline (variant == nullptr) or a variant patched
+// over it, validated. Throws rcts::Error naming the file and the variant.
+Config case_config(const Case& c, const Variant* variant);
 
 CaseResult run_case(const Case& c, const RunOptions& options);
 
@@ -84,8 +110,11 @@ struct MutantResult {
 std::vector<MutantResult> run_mutants(const std::vector<Case>& cases, const RunOptions& options, bool all_killers,
                                       const std::vector<std::string>& only, std::ostream& out);
 
-// Writes golden files for the cases that expect one; returns lines saying what changed.
-std::vector<std::string> regen_golden(const std::vector<Case>& cases, const RunOptions& options, std::ostream& out);
+// Rewrites the golden files of the selected cases that expect one, all or nothing: it
+// runs every such case (all its checks) first and writes only when every one passes and
+// every file could be prepared, then prints what changed. Returns the exit status.
+// Throws rcts::Error when no case matches the selection or a write fails.
+int regen_golden(const std::vector<Case>& cases, const RunOptions& options, std::ostream& out);
 
 // The plan of a case: configs, chunks, recomputed modules, expected bytes, seeds.
 // Offload plans come from a short dry run on `backend`, checked against `limits` first.

@@ -23,6 +23,7 @@
 #include "reference/backend/stream.hpp"
 #include "reference/core/dtype.hpp"
 #include "reference/core/memory_resource.hpp"
+#include "reference/parallel/communicator.hpp"
 
 namespace rcts {
 
@@ -96,6 +97,23 @@ class Backend {
   virtual std::string golden_name() const { return name(); }
   // One line for reports: kernel paths, device, versions.
   virtual std::string description() const = 0;
+  // False for a tier whose bits depend on the GPU model and library versions (cuBLAS):
+  // it keeps no golden files, and golden checks skip on it with the reason.
+  virtual bool has_goldens() const { return true; }
+
+  // Device scratch the ops need for the backend's lifetime of a run (cuBLASLt's fixed
+  // workspace): the Runtime allocates it through its tracker, so budgets see it, and
+  // binds it; 0 when none.
+  virtual int64_t op_workspace_bytes() const { return 0; }
+  virtual void bind_op_workspace(std::byte* p, int64_t bytes) { (void)p, (void)bytes; }
+
+  // The communicator for this backend's device memory in a multi-rank run, built over
+  // the host world (NCCL bootstrapped through MPI); null when the host world's own
+  // collectives can move its bytes (the CPU).
+  virtual std::unique_ptr<Communicator> make_world(Communicator& host_world) {
+    (void)host_world;
+    return nullptr;
+  }
 
   virtual Ops<float>& f32() = 0;
   virtual Ops<double>& f64() = 0;

@@ -34,6 +34,19 @@ void add(MemoryStats& s, int64_t bytes) {
   s.peak = std::max(s.peak, s.current);
   if (bytes > 0) ++s.allocations;
 }
+
+// Moves `bytes` into (out of, when negative) every set that holds `c` but not `except`.
+template <typename Sets> void add_to_sets(Sets& sets, Category c, int64_t bytes, std::optional<Category> except = {}) {
+  for (int i = 1; i < static_cast<int>(sets.size()); ++i) {
+    const bool in = (i >> static_cast<int>(c)) & 1;
+    const bool out = except && ((i >> static_cast<int>(*except)) & 1);
+    if (!in || out) continue;
+    MemoryStats& s = sets[static_cast<size_t>(i)];
+    s.current += bytes;
+    s.peak = std::max(s.peak, s.current);
+    if (bytes > 0 && !except) ++s.allocations;
+  }
+}
 }  // namespace
 
 void MemoryTracker::on_alloc(Domain d, Category c, int64_t bytes) {
@@ -47,12 +60,14 @@ void MemoryTracker::on_alloc(Domain d, Category c, int64_t bytes) {
   }
   add(dom, bytes);
   add(categories_[static_cast<int>(d)][static_cast<int>(c)], bytes);
+  add_to_sets(sets_[static_cast<int>(d)], c, bytes);
 }
 
 void MemoryTracker::on_free(Domain d, Category c, int64_t bytes) {
   std::lock_guard lock(mu_);
   domains_[static_cast<int>(d)].current -= bytes;
   categories_[static_cast<int>(d)][static_cast<int>(c)].current -= bytes;
+  add_to_sets(sets_[static_cast<int>(d)], c, -bytes);
 }
 
 void MemoryTracker::on_retag(Domain d, Category from, Category to, int64_t bytes) {
@@ -62,6 +77,8 @@ void MemoryTracker::on_retag(Domain d, Category from, Category to, int64_t bytes
   auto& t = cats[static_cast<int>(to)];
   t.current += bytes;
   t.peak = std::max(t.peak, t.current);
+  add_to_sets(sets_[static_cast<int>(d)], from, -bytes, to);  // sets holding both see no change
+  add_to_sets(sets_[static_cast<int>(d)], to, bytes, from);
 }
 
 MemoryStats MemoryTracker::domain(Domain d) const {
@@ -74,10 +91,17 @@ MemoryStats MemoryTracker::category(Domain d, Category c) const {
   return categories_[static_cast<int>(d)][static_cast<int>(c)];
 }
 
+MemoryStats MemoryTracker::categories(Domain d, CategorySet s) const {
+  std::lock_guard lock(mu_);
+  return sets_[static_cast<int>(d)][static_cast<size_t>(s.index())];
+}
+
 void MemoryTracker::reset_peaks() {
   std::lock_guard lock(mu_);
   for (auto& s : domains_) s.peak = s.current;
   for (auto& row : categories_)
+    for (auto& s : row) s.peak = s.current;
+  for (auto& row : sets_)
     for (auto& s : row) s.peak = s.current;
 }
 

@@ -61,6 +61,7 @@ RunRecord execute(const Config& config, Backend& backend, RankCoords coords, con
         rec.saved_after_forward.push_back(r.saved_after_forward);
         rec.host_resident_after_forward.push_back(r.host_resident_after_forward);
         saved_peak = std::max(saved_peak, r.peak_saved_bytes);
+        rec.saved_peaks.push_back(r.peak_saved_bytes);
         rec.workspace_heap_allocations.push_back(rt.workspace.heap_allocations());
         if (all) {
           rec.targets.push_back(keep(m.target));

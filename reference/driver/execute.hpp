@@ -39,7 +39,8 @@ struct RunRecord {
   std::vector<int64_t> saved_after_forward, host_resident_after_forward;  // per (step, micro-batch)
   std::optional<OffloadReport> offload;         // when offload is on
   int64_t device_peak = 0;                     // over the whole run, all categories
-  int64_t saved_peak = 0;                      // saved_activation + checkpoint_input, per-category peaks
+  int64_t saved_peak = 0;                      // max of saved_peaks
+  std::vector<int64_t> saved_peaks;            // peak of saved_activation + checkpoint_input, per (step, micro-batch)
   int64_t workspace_peak = 0;                  // op scratch held at once (device, category workspace)
   std::vector<int64_t> workspace_heap_allocations;  // the pool's heap allocations so far, per (step, micro-batch)
 

@@ -96,8 +96,7 @@ void GptModel::backward(MicroBatch& m) {
         block_.backward(m.root, sp ? sp_shard(rt_, m.loss_grad, "loss.output.grad.shard") : m.loss_grad);
   m.root.clear();
   if (rt_.offload) rt_.offload->end_iteration();
-  m.result.peak_saved_bytes = rt_.memory.category(Domain::device, Category::saved_activation).peak +
-                              rt_.memory.category(Domain::device, Category::checkpoint_input).peak - m.peak_base;
+  m.result.peak_saved_bytes = rt_.memory.categories(Domain::device, kHeldForBackward).peak - m.peak_base;
   m.result.rng_after = rt_.rng.all_states();
 }
 

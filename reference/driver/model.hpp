@@ -25,7 +25,7 @@ struct MicroBatchResult {
   Tensor input_grad;  // d loss / d input
   RngStates rng_after;
   std::vector<int64_t> saved_bytes_per_layer;
-  int64_t peak_saved_bytes = 0;  // saved_activation + checkpoint_input peak during the micro-batch
+  int64_t peak_saved_bytes = 0;  // peak of saved_activation + checkpoint_input (their sum) during the micro-batch
   // At the end of forward: bytes held for backward on the device, and offloaded
   // bytes resident on the host (their sum is what a run without offload holds).
   int64_t saved_after_forward = 0;

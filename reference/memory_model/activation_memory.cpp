@@ -143,6 +143,26 @@ std::vector<int64_t> StageMemory::per_layer_bytes() const {
   return v;
 }
 
+namespace {
+
+// What one selectively recomputed layer holds at the worst moment of its backward
+// (derivation in the header): its stored bytes, then the MLP branch's recompute, the
+// MLP checkpoint's release, the attention branch's recompute. Every term is a distinct
+// tensor of the full layer, so no sum exceeds full.total() (no overflow check needed).
+int64_t selective_layer_worst(const LayerMemory& full, const LayerMemory& kept, const std::vector<std::string>& modules) {
+  const bool ca = has(modules, "core_attn"), mlp = has(modules, "mlp"), ln = has(modules, "layernorm");
+  const int64_t ln1_out = full.bytes("attention.qkv.input"), ln2_out = full.bytes("mlp.fc1.input");
+  const int64_t mlp_inner = full.bytes("mlp.act.input") + full.bytes("mlp.fc2.input");
+  const int64_t s2 = full.prefix_bytes("attention.softmax.") + full.prefix_bytes("attention.dropout.");
+  const int64_t stored = kept.total();
+  const int64_t mlp_recomputed = stored + (ln ? ln2_out : 0) + (mlp ? mlp_inner : 0);
+  const int64_t mlp_released = mlp_recomputed - (mlp ? mlp_inner : 0) - (mlp && !ln ? ln2_out : 0);
+  const int64_t attention_recomputed = mlp_released + (ln ? ln1_out : 0) + (ca ? s2 : 0);
+  return std::max({stored, mlp_recomputed, attention_recomputed});
+}
+
+}  // namespace
+
 StageMemory stage_memory(const Config& c) {
   validate_or_throw(c, "memory model");
   RCTS_CHECK(c.model.num_moe_experts == 0 && !c.model.multi_latent_attention && !c.model.gated_delta_net,
@@ -157,18 +177,27 @@ StageMemory stage_memory(const Config& c) {
   st.full_layer_bytes = full.total();
   st.chunk_input_bytes = chunk.total();
 
-  // Segments in forward order: [begin, end) and whether backward recomputes them.
+  // Segments in forward order: [begin, end) and the bytes the segment itself holds at
+  // the worst moment of its backward (everything stored before it is live as well).
   struct Segment {
     int begin, end;
-    bool recomputed;
+    int64_t worst;
   };
   std::vector<Segment> segs;
   auto range = [](int b, int e) { return "[" + std::to_string(b) + "," + std::to_string(e) + ")"; };
+  // A recomputed chunk holds all its layers' activations once its recompute ran. Its
+  // stored input is the first layer's input again, unless distribute_saved_activations
+  // stored a separate 1/t shard, which stays until the chunk's backward ends.
+  auto recomputed_chunk = [&](int layers) {
+    const int64_t recomputed = checked_mul(layers, st.full_layer_bytes, "recomputed segment bytes");
+    return r.distribute_saved_activations ? checked_add(recomputed, st.chunk_input_bytes, "recomputed segment bytes")
+                                          : recomputed;
+  };
 
   if (!c.run.training) {
     // Eval saves nothing for backward and never recomputes (design §6).
     for (int i = 0; i < L; ++i) {
-      segs.push_back({i, i + 1, false});
+      segs.push_back({i, i + 1, 0});
       st.layers.push_back(LayerMemory{});
       st.roles.push_back("eval: nothing saved");
     }
@@ -176,7 +205,7 @@ StageMemory stage_memory(const Config& c) {
     const int n = *r.recompute_num_layers;
     for (int b = 0; b < L; b += n) {
       const int e = std::min(b + n, L);
-      segs.push_back({b, e, true});
+      segs.push_back({b, e, recomputed_chunk(e - b)});
       for (int i = b; i < e; ++i) {
         st.layers.push_back(i == b ? chunk : LayerMemory{});
         st.roles.push_back((i == b ? "chunk " : "inside chunk ") + range(b, e) + (i == b ? " input" : ""));
@@ -185,7 +214,7 @@ StageMemory stage_memory(const Config& c) {
   } else if (r.recompute_granularity == "full") {  // block
     const int n = *r.recompute_num_layers;
     for (int i = 0; i < L; ++i) {
-      segs.push_back({i, i + 1, i < n});
+      segs.push_back({i, i + 1, i < n ? recomputed_chunk(1) : st.full_layer_bytes});
       st.layers.push_back(i < n ? chunk : full);
       st.roles.push_back(i < n ? "block checkpoint input" : "no recompute (after block)");
     }
@@ -199,8 +228,9 @@ StageMemory stage_memory(const Config& c) {
       role += "]";
     }
     const LayerMemory one = layer_memory(m, modules);
+    const int64_t worst = selective_layer_worst(full, one, modules);
     for (int i = 0; i < L; ++i) {
-      segs.push_back({i, i + 1, !modules.empty()});
+      segs.push_back({i, i + 1, worst});
       st.layers.push_back(one);
       st.roles.push_back(role);
     }
@@ -208,13 +238,9 @@ StageMemory stage_memory(const Config& c) {
 
   int64_t prefix = 0;
   for (const Segment& g : segs) {
-    int64_t stored = 0;
-    for (int i = g.begin; i < g.end; ++i) stored = checked_add(stored, st.layers[static_cast<size_t>(i)].total(), "stage bytes");
-    const int64_t live = checked_add(
-        prefix, g.recomputed ? checked_mul(g.end - g.begin, st.full_layer_bytes, "recomputed segment bytes") : stored,
-        "backward peak bytes");
-    st.peak_backward_bytes = std::max(st.peak_backward_bytes, live);
-    prefix = checked_add(prefix, stored, "stage bytes");
+    st.peak_backward_bytes = std::max(st.peak_backward_bytes, checked_add(prefix, g.worst, "backward peak bytes"));
+    for (int i = g.begin; i < g.end; ++i)
+      prefix = checked_add(prefix, st.layers[static_cast<size_t>(i)].total(), "stage bytes");
   }
   st.stored_bytes = prefix;
   st.in_flight = std::min(c.parallel.pipeline_model_parallel_size, c.run.micro_batches);
@@ -222,6 +248,12 @@ StageMemory stage_memory(const Config& c) {
   st.peak_in_flight_bytes = checked_add(checked_mul(st.in_flight - 1, st.stored_bytes, "in-flight bytes"),
                                         st.peak_backward_bytes, "peak in-flight bytes");
   return st;
+}
+
+std::string backward_peak_unmodelled(const Config& c) {
+  if (c.offload.fine_grained_activation_offloading || c.offload.cpu_offloading)
+    return "offload moves saved bytes to the host while backward runs; the model has no offload timeline";
+  return "";
 }
 
 }  // namespace rcts

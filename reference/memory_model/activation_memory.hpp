@@ -34,6 +34,35 @@
 //              saved them: with layernorm + mlp the MLP checkpoint's input IS the
 //              discarded LN2 output, so mlp.fc1.input is gone too. The LN inputs stay.
 //   The masks and LN inputs are never recomputed.
+//
+// Backward peak (peak_backward_bytes): the most saved + checkpoint-input bytes live at
+// once during one micro-batch, as the reference frees them. Backward walks the
+// segments last to first; when segment g runs, every earlier segment still holds what
+// it stored (the prefix), later ones are freed, and g adds its own worst moment:
+//   no recompute    its stored bytes (its backward only frees).
+//   full, n layers  n·A once the recompute ran (then each layer's backward frees its
+//                   own). The stored input is not extra: the recompute re-saves that
+//                   very tensor as its first layer's input (a re-tag from
+//                   checkpoint_input to saved_activation, same bytes). With
+//                   distribute_saved_activations the stored 1/t shard is a separate
+//                   copy beside the gathered input, so it adds c.
+//   selective       one layer, MLP branch first (pre-LN backward order), from its
+//                   stored bytes S:
+//                   (1) + LN2 output if layernorm (recomputed, held by the MLP's saves
+//                       or the output-discarding checkpoint until the layer ends)
+//                       + act and fc2 inputs if mlp (the MLP recompute);
+//                   (2) if mlp, the MLP checkpoint's backward frees its recompute and
+//                       its input (the LN2 output, unless layernorm keeps it);
+//                   (3) + LN1 output if layernorm, + the s² tensors if core_attn;
+//                   worst = max(S, (1), (3)). So core_attn, mlp, layernorm alone and
+//                   layernorm+core_attn reach A; core_attn+mlp reaches
+//                   max(A - s², A - act - fc2 - LN2 out); layernorm+mlp
+//                   max(A - LN1 out, A - act - fc2); all three
+//                   max(A - LN1 out - s², A - act - fc2).
+// The forward's transient bytes (an LN output until its consumer's forward discards
+// it) never exceed this: they are part of one layer's A on top of stored prefixes.
+// Not modelled (backward_peak_unmodelled): offload, whose device bytes depend on
+// when copies finish. MoE layers are outside the model altogether.
 #pragma once
 #include <cstdint>
 #include <string>
@@ -89,9 +118,8 @@ struct StageMemory {
   int64_t full_layer_bytes = 0;      // A: one layer's activations without recompute
   int64_t chunk_input_bytes = 0;     // c: what a checkpointed chunk keeps
   int64_t stored_bytes = 0;          // sum over layers (one micro-batch)
-  // Backward, walking segments last to first: segment g is live with everything
-  // stored before it plus (recomputed ? its layers' full activations : its stored
-  // bytes). Saved activations only (no gradients, no workspace).
+  // Saved + checkpoint-input bytes at the worst moment of backward (derivation
+  // above). No gradients, no workspace.
   int64_t peak_backward_bytes = 0;
   int in_flight = 1;                 // P = min(pp, micro_batches) (1F1B, first stage)
   int64_t in_flight_bytes = 0;       // P · stored_bytes
@@ -100,5 +128,7 @@ struct StageMemory {
 };
 // Validates the config (validate_or_throw) and covers dense layers only.
 StageMemory stage_memory(const Config& c);
+// Why peak_backward_bytes is not the exact device peak of a run of `c` ("" when it is).
+std::string backward_peak_unmodelled(const Config& c);
 
 }  // namespace rcts

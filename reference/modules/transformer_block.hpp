@@ -34,6 +34,8 @@ class TransformerBlock final : public Module {
   std::vector<int64_t> saved_per_layer_;
 };
 
+// What is held for backward: saved activations + checkpoint inputs.
+inline constexpr CategorySet kHeldForBackward{Category::saved_activation, Category::checkpoint_input};
 // Bytes currently held for backward on the device (saved activations + checkpoint inputs).
 int64_t saved_bytes_now(const MemoryTracker& m);
 

@@ -6,6 +6,20 @@
 
 namespace rcts {
 
+Runtime::Runtime(Config c, Backend& b) : config(std::move(c)), backend(b) {
+  if (config.offload.fine_grained_activation_offloading || config.offload.cpu_offloading)
+    offload = std::make_unique<OffloadManager>(memory, config, backend);
+  if (const int64_t n = backend.op_workspace_bytes(); n > 0) {
+    op_workspace = Storage::allocate(&memory, backend.memory(), Domain::device, Category::workspace, n,
+                                     backend.name() + " op workspace", /*zero=*/false);
+    backend.bind_op_workspace(op_workspace->data(op_workspace->name()), n);
+  }
+}
+
+Runtime::~Runtime() {
+  if (op_workspace) backend.bind_op_workspace(nullptr, 0);
+}
+
 void Counters::count_forward(const std::string& module_path) {
   auto& c = forwards_[module_path];
   if (is_recomputing()) ++c.recompute;

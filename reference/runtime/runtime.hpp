@@ -83,11 +83,11 @@ struct Runtime {
 
   // Activation offload (fine-grained or layer-level); null when off.
   std::unique_ptr<OffloadManager> offload;
+  // The backend's fixed op scratch (Backend::op_workspace_bytes), accounted as workspace.
+  std::shared_ptr<Storage> op_workspace;
 
-  Runtime(Config c, Backend& b) : config(std::move(c)), backend(b) {
-    if (config.offload.fine_grained_activation_offloading || config.offload.cpu_offloading)
-      offload = std::make_unique<OffloadManager>(memory, config, backend);
-  }
+  Runtime(Config c, Backend& b);
+  ~Runtime();
   Runtime(const Runtime&) = delete;
   Runtime& operator=(const Runtime&) = delete;
 

@@ -35,6 +35,33 @@ TEST(MemoryTracker, RetagMovesBytesBetweenCategories) {
   EXPECT_EQ(m.domain(Domain::device).current, 40);
 }
 
+TEST(MemoryTracker, ASetPeaksAtTheMaximumOfItsSum) {
+  MemoryTracker m;
+  const CategorySet held{Category::saved_activation, Category::checkpoint_input};
+  Tensor a = Tensor::empty({10}, DType::f32, dev(m, Category::checkpoint_input), "a");  // 40
+  {
+    a.storage()->retag(Category::saved_activation);  // moves inside the set: no new bytes
+    Tensor b = Tensor::empty({5}, DType::f32, dev(m, Category::saved_activation), "b");  // 20
+    Tensor c = Tensor::empty({100}, DType::f32, dev(m), "c");  // not in the set
+    EXPECT_EQ(m.categories(Domain::device, held).current, 60);
+  }
+  EXPECT_EQ(m.categories(Domain::device, held).current, 40);
+  // The categories' own peaks (40 + 60) add up to more than was ever held at once.
+  EXPECT_EQ(m.category(Domain::device, Category::checkpoint_input).peak, 40);
+  EXPECT_EQ(m.category(Domain::device, Category::saved_activation).peak, 60);
+  EXPECT_EQ(m.categories(Domain::device, held).peak, 60);
+  EXPECT_EQ(m.categories(Domain::device, held).allocations, 2);
+  // A re-tag out of the set leaves it; a one-category set is that category.
+  a.storage()->retag(Category::activation);
+  EXPECT_EQ(m.categories(Domain::device, held).current, 0);
+  EXPECT_EQ(m.categories(Domain::device, {Category::activation}).current, 40);
+  EXPECT_EQ(m.categories(Domain::device, {Category::activation}).peak,
+            m.category(Domain::device, Category::activation).peak);
+  m.reset_peaks();
+  EXPECT_EQ(m.categories(Domain::device, held).peak, 0);
+  EXPECT_EQ(m.categories(Domain::device, {Category::activation}).peak, 40);
+}
+
 TEST(MemoryTracker, CapacityLimitThrowsNamingTheRequest) {
   MemoryTracker m;
   m.set_capacity(Domain::device, 100);

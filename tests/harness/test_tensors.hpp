@@ -18,7 +18,7 @@ inline Tensor make_tensor(const Shape& shape, DType dtype, const std::string& na
 
 template <typename T> Tensor tensor_of(const Shape& shape, const std::vector<T>& values, const std::string& name) {
   Tensor t = make_tensor(shape, dtype_of<T>(), name);
-  std::memcpy(t.data<T>(), values.data(), values.size() * sizeof(T));
+  if (!values.empty()) std::memcpy(t.data<T>(), values.data(), values.size() * sizeof(T));  // memcpy(_, nullptr, 0) is UB
   return t;
 }
 

@@ -271,6 +271,57 @@ TEST(StageMemory, SelectiveCoreAttnAndTheEmptyControl) {
   EXPECT_EQ(stage_memory(c).peak_backward_bytes, 4 * A);
 }
 
+// The backward peak of every selective combination, by hand (4 layers, bf16, s=16 b=2
+// h=64 a=4 ffn=4h): sbh = 2048; an LN output is 2·sbh = 4096 bytes, the s² tensors
+// 5·as²b = 10240, the MLP's act + fc2 inputs 2·2·s·b·ffn = 32768; A = 79872. The peak is
+// 3 stored layers + the last layer's worst moment (header: MLP recompute, release,
+// attention recompute).
+TEST(StageMemory, SelectiveBackwardPeakEveryCombination) {
+  const int64_t A = 79872, ln = 4096, s2 = 10240, inner = 32768;
+  struct Row {
+    std::vector<std::string> modules;
+    int64_t stored, worst;
+  };
+  const std::vector<Row> rows = {
+      {{"core_attn"}, A - s2, A},
+      {{"mlp"}, A - inner, A},
+      {{"layernorm"}, A - 2 * ln, A},  // both LN outputs are back before attention's backward
+      {{"core_attn", "layernorm"}, A - 2 * ln - s2, A},
+      // The MLP checkpoint frees its input and recompute before attention recomputes.
+      {{"core_attn", "mlp"}, A - s2 - inner, std::max(A - s2, A - inner - ln)},
+      // LN1's output comes back only after the MLP recompute is freed; LN2's stays.
+      {{"mlp", "layernorm"}, A - 2 * ln - inner, std::max(A - ln, A - inner)},
+      {{"core_attn", "mlp", "layernorm"}, A - 2 * ln - s2 - inner, std::max(A - ln - s2, A - inner)},
+  };
+  for (const Row& row : rows) {
+    Config c = config(4);
+    c.recompute.recompute_granularity = "selective";
+    c.recompute.recompute_modules = row.modules;
+    const StageMemory st = stage_memory(c);
+    std::string name;
+    for (const auto& m : row.modules) name += m + " ";
+    EXPECT_EQ(st.stored_bytes, 4 * row.stored) << name;
+    EXPECT_EQ(st.peak_backward_bytes, 3 * row.stored + row.worst) << name;
+  }
+}
+
+// distribute_saved_activations stores a separate 1/t shard, live beside the gathered
+// input the recompute re-saves; without it the stored input is that input itself.
+TEST(StageMemory, DistributedShardStaysLiveDuringItsRecompute) {
+  Config c = config(3);
+  c.recompute.recompute_granularity = "full";
+  c.recompute.recompute_method = "uniform";
+  c.recompute.recompute_num_layers = 1;
+  c.parallel.tensor_model_parallel_size = 2;
+  // A at t = 2: LN inputs and outputs 4·4096, q k v 3·2048, s² 10240/2, proj input 2048,
+  // two 1-byte masks 2·2048 (replicated), act and fc2 inputs 2·8192.
+  const int64_t A = 4 * 4096 + 3 * 2048 + 5120 + 2048 + 2 * 2048 + 2 * 8192;
+  EXPECT_EQ(stage_memory(c).full_layer_bytes, A);
+  EXPECT_EQ(stage_memory(c).peak_backward_bytes, 2 * 4096 + A);
+  c.recompute.distribute_saved_activations = true;
+  EXPECT_EQ(stage_memory(c).peak_backward_bytes, 2 * 2048 + A + 2048);
+}
+
 TEST(StageMemory, PipelineInFlightMicroBatches) {
   Config c = config(2);
   c.parallel.pipeline_model_parallel_size = 4;

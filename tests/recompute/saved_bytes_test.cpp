@@ -101,7 +101,10 @@ struct Mode {
   std::function<void(Config&)> apply;
 };
 
-TEST(SavedBytes, EveryRecomputeModeMatchesTheModelPerLayer) {
+// No recompute, full uniform and block with N = 1, 2, 3, and selective recompute with
+// every subset of {core_attn, mlp, layernorm}, [] included. (distribute_saved_activations
+// needs TP > 1: the cases parallel.tp2_distribute* check its peak at 2 ranks.)
+std::vector<Mode> recompute_modes() {
   std::vector<Mode> modes = {{"none", [](Config&) {}}};
   for (int n : {1, 2, 3}) {
     modes.push_back({"uniform" + std::to_string(n), [n](Config& c) {
@@ -115,13 +118,25 @@ TEST(SavedBytes, EveryRecomputeModeMatchesTheModelPerLayer) {
                        c.recompute.recompute_num_layers = n;
                      }});
   }
-  for (std::vector<std::string> m : std::vector<std::vector<std::string>>{
-           {}, {"core_attn"}, {"mlp"}, {"layernorm"}, {"core_attn", "mlp", "layernorm"}, {"mlp", "layernorm"}}) {
-    modes.push_back({"selective", [m](Config& c) {
+  const std::array<const char*, 3> all = {"core_attn", "mlp", "layernorm"};
+  for (unsigned subset = 0; subset < 8; ++subset) {
+    std::vector<std::string> m;
+    std::string name = "selective [";
+    for (unsigned i = 0; i < all.size(); ++i)
+      if (subset & (1u << i)) {
+        name += (m.empty() ? "" : ",") + std::string(all[i]);
+        m.push_back(all[i]);
+      }
+    modes.push_back({name + "]", [m](Config& c) {
                        c.recompute.recompute_granularity = "selective";
                        c.recompute.recompute_modules = m;
                      }});
   }
+  return modes;
+}
+
+TEST(SavedBytes, EveryRecomputeModeMatchesTheModelPerLayer) {
+  const std::vector<Mode> modes = recompute_modes();
   for (DType d : {DType::bf16, DType::f32}) {
     for (double p : {0.0, 0.1}) {
       for (const auto& mode : modes) {
@@ -158,6 +173,46 @@ TEST(SavedBytes, FullRecomputeKeepsOnlyChunkInputs) {
   const RunRecord r = execute(c, cpu::default_backend());
   const int64_t input = 8 * 2 * 16 * 2;  // s*b*h bf16
   EXPECT_EQ(r.saved_bytes_per_layer[0], (std::vector<int64_t>{input, 0, input, 0, input}));
+}
+
+// The peak of saved + checkpoint-input bytes during each micro-batch (their sum, not
+// the sum of their peaks) equals the model's backward peak, derived tensor by tensor
+// in activation_memory.hpp, for every recompute mode, dtype, dropout and activation.
+TEST(SavedBytes, EveryRecomputeModePeaksAtTheModelsBackwardPeak) {
+  for (const char* act : {"gelu", "swiglu"}) {
+    for (DType d : {DType::bf16, DType::f32}) {
+      for (double p : {0.0, 0.1}) {
+        for (const auto& mode : recompute_modes()) {
+          Config c = dims(5, 16, 2, 8, 2, 64);
+          c.model.activation = act;
+          c.model.activation_dtype = d;
+          c.model.attention_dropout = p;
+          c.model.hidden_dropout = p;
+          c.run.micro_batches = 2;
+          mode.apply(c);
+          const RunRecord r = execute(c, cpu::default_backend());
+          const int64_t want = stage_memory(c).peak_backward_bytes;
+          ASSERT_EQ(r.saved_peaks.size(), 2u);
+          for (int64_t got : r.saved_peaks)
+            EXPECT_EQ(got, want) << mode.name << " " << act << " " << dtype_name(d) << " p=" << p;
+        }
+      }
+    }
+  }
+}
+
+// One checkpointed layer: the recompute re-saves the stored input as the layer's
+// input_layernorm.input (a re-tag from checkpoint_input to saved_activation), so the
+// two categories' separate peaks add up to one input more than was ever held.
+TEST(SavedBytes, RetaggedCheckpointInputIsCountedOnce) {
+  Config c = dims(1, 16, 2, 8, 2, 64);
+  c.recompute.recompute_granularity = "full";
+  c.recompute.recompute_method = "uniform";
+  c.recompute.recompute_num_layers = 1;
+  const RunRecord r = execute(c, cpu::default_backend());
+  const int64_t A = 34 * 8 * 2 * 16 + 5 * 2 * 8 * 8 * 2;  // Korthikanti eq. 1, bf16
+  EXPECT_EQ(r.saved_peaks.at(0), A);
+  EXPECT_EQ(r.saved_peak, A);
 }
 
 }  // namespace

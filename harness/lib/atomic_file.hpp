@@ -1,0 +1,57 @@
+// Checked, all-or-nothing file writes: the one way rcts writes an output (goldens,
+// JSON and JUnit reports, dumps). Bytes go to a temporary file beside the target;
+// only when every write, the flush and the close succeeded is it renamed over the
+// target, so a reader sees the old file or the whole new one, never a truncated one.
+// On failure the temporary file is removed and rcts::Error names the path and the OS
+// error (e.g. "No space left on device").
+//
+// Targets that are not regular files (/dev/stdout, /dev/full, a FIFO) cannot be
+// renamed over: they are written in place, every write checked, so `--json /dev/full`
+// fails like a full disk does.
+//
+// Test hook: when RCTS_TEST_FAIL_WRITE is set, a write whose target path contains its
+// value fails half-way with ENOSPC, as a disk filling up mid-write would.
+#pragma once
+#include <cstddef>
+#include <filesystem>
+#include <string>
+#include <string_view>
+
+namespace rcts::harness {
+
+class AtomicFile {
+ public:
+  // Opens the temporary file beside `target` (or `target` itself when it exists and
+  // is not a regular file). Symlinks are followed: the file they name is replaced.
+  // `durable`: fsync before the rename (goldens), so a crash cannot leave an empty file.
+  explicit AtomicFile(std::filesystem::path target, bool durable = false);
+  // Removes the temporary file unless commit() succeeded.
+  ~AtomicFile();
+  AtomicFile(const AtomicFile&) = delete;
+  AtomicFile& operator=(const AtomicFile&) = delete;
+
+  void write(const void* data, size_t n);
+  void write(std::string_view s) { write(s.data(), s.size()); }
+  // Flushes and closes, checking both; the target is not touched yet. Idempotent.
+  void close();
+  // close(), then renames the temporary file over the target.
+  void commit();
+
+  const std::filesystem::path& target() const { return target_; }
+
+ private:
+  [[noreturn]] void fail(const std::string& what, int err);
+  std::filesystem::path target_;
+  std::filesystem::path temp_;  // empty when writing in place
+  int fd_ = -1;
+  bool durable_ = false;
+  bool committed_ = false;
+  bool failed_ = false;
+  std::filesystem::path final_;  // what the rename replaces: target_ with symlinks resolved
+  bool inject_ = false;          // RCTS_TEST_FAIL_WRITE matched target_
+};
+
+// Writes `content` to `path` through AtomicFile.
+void write_file_atomic(const std::filesystem::path& path, std::string_view content, bool durable = false);
+
+}  // namespace rcts::harness

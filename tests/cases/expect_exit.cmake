@@ -1,0 +1,30 @@
+# Runs one command and checks how it ends: it must finish within LIMIT seconds, exit
+# non-zero (or with exactly RC when RC is given), and its output (stdout and stderr
+# together) must match every regex in EXPECT. CMD separates its words with '|',
+# EXPECT its regexes with '@@'. A hang shows as a failure naming the limit, so a
+# regression cannot stall the suite.
+string(REPLACE "|" ";" cmd "${CMD}")
+string(REPLACE "@@" ";" expect "${EXPECT}")
+if(NOT LIMIT)
+  set(LIMIT 60)
+endif()
+string(TIMESTAMP t0 "%s")
+execute_process(COMMAND ${cmd} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE out TIMEOUT ${LIMIT})
+string(TIMESTAMP t1 "%s")
+math(EXPR secs "${t1} - ${t0}")
+if(rc MATCHES "timeout")
+  message(FATAL_ERROR "did not finish within ${LIMIT} s (a hang):\n${out}")
+endif()
+if(DEFINED RC)
+  if(NOT rc STREQUAL "${RC}")
+    message(FATAL_ERROR "exit status ${rc}, expected ${RC}:\n${out}")
+  endif()
+elseif(rc STREQUAL "0")
+  message(FATAL_ERROR "exit status 0, expected a failure:\n${out}")
+endif()
+foreach(re IN LISTS expect)
+  if(NOT out MATCHES "${re}")
+    message(FATAL_ERROR "output does not match '${re}':\n${out}")
+  endif()
+endforeach()
+message(STATUS "exit ${rc} after ${secs} s, output as expected:\n${out}")
