@@ -61,6 +61,14 @@ foreach(pair no_rng_restore:rng/attention_dropout_only recompute_on_main_stream:
   if(NOT ran MATCHES "=error\\[" AND NOT "${ran}" STREQUAL "${checked}")
     message(FATAL_ERROR "${mutant}: rcts check judged differently:\nrun:   ${ran}\ncheck: ${checked}")
   endif()
+  # Against rcts's own (clean) reference the mutant's recompute variant is off.
+  if(mutant STREQUAL "no_rng_restore")
+    execute_process(COMMAND ${RCTS} check ${m} --cases ${CASES}/${case}.json --reference-tolerance 0
+                    RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE out)
+    if(NOT rc EQUAL 1 OR NOT out MATCHES "is outside the tolerance" OR NOT out MATCHES "baseline: against rcts's reference")
+      message(FATAL_ERROR "--reference-tolerance 0 over the dumps of ${mutant} (${rc}):\n${out}")
+    endif()
+  endif()
   # The same dumps declaring neither rcts's arithmetic nor its mask rule (as another
   # implementation's would): the RNG mutants still fail, on the portable checks.
   if(case MATCHES "attention_dropout_only" AND NOT mutant STREQUAL "side_effect_twice")
@@ -107,6 +115,13 @@ if(n_ran LESS 11)
 endif()
 if(NOT "${ran}" STREQUAL "${checked}")
   message(FATAL_ERROR "rcts check judged rcts's own dumps differently from rcts run:\nrun:   ${ran}\ncheck: ${checked}")
+endif()
+# rcts's reference of its own dumps: zero error on every tensor.
+execute_process(COMMAND ${RCTS} check ${OUT}/d/selective.core_attn.bf16 --cases ${CASES}/selective/core_attn.bf16.json
+                        --reference-tolerance 0 RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE out)
+if(NOT rc EQUAL 0 OR NOT out MATCHES "layers.1.mlp.fc2.weight.grad: max abs 0.000e\\+00, rel 0.000e\\+00"
+   OR out MATCHES "FAIL ")
+  message(FATAL_ERROR "--reference-tolerance 0 over rcts's own dumps (${rc}):\n${out}")
 endif()
 file(READ ${OUT}/check.xml xml)
 if(NOT xml MATCHES "<testsuite" OR NOT xml MATCHES "selective.core_attn.bf16")
