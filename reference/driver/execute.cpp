@@ -12,9 +12,17 @@ struct EndMark {
   std::string label;
   ~EndMark() { timeline.mark(label); }
 };
+std::vector<NamedTensor> keep_all(const std::vector<Parameter*>& params, bool grads) {
+  std::vector<NamedTensor> out;
+  for (auto* p : params)
+    out.push_back(grads ? NamedTensor{p->name + ".grad", keep(p->grad)} : NamedTensor{p->name, keep(p->value)});
+  return out;
+}
 }  // namespace
 
-RunRecord execute(const Config& config, Backend& backend, RankCoords coords, const ProcessGroups* groups) {
+RunRecord execute(const Config& config, Backend& backend, RankCoords coords, const ProcessGroups* groups,
+                  const ExecuteOptions& options) {
+  const bool all = options.record_all;
   RunRecord rec;
   rec.config = config;
   rec.backend = backend.name();
@@ -23,6 +31,7 @@ RunRecord execute(const Config& config, Backend& backend, RankCoords coords, con
   Runtime rt(config, backend);
   rt.memory.set_timeline(&timeline, kHeldForBackward);
   if (rt.offload) rt.offload->set_timeline(&timeline);
+  rt.keep_masks = all;
   if (groups) {
     rt.tp_group = &groups->tp();
     rt.dp_group = &groups->dp();
@@ -42,6 +51,7 @@ RunRecord execute(const Config& config, Backend& backend, RankCoords coords, con
     const auto& run = config.run;
     for (int step = 0; step < run.steps; ++step) {
       zero_grads(params);
+      if (all) rec.params_before_step.push_back(keep_all(params, false));
       for (int mb = 0; mb < run.micro_batches; ++mb) {
         const size_t log_before = rt.save_log.records().size();
         const std::string at = "step " + std::to_string(step) + " mb " + std::to_string(mb);
@@ -67,8 +77,15 @@ RunRecord execute(const Config& config, Backend& backend, RankCoords coords, con
         saved_peak = std::max(saved_peak, r.peak_saved_bytes);
         rec.saved_peaks.push_back(r.peak_saved_bytes);
         rec.workspace_heap_allocations.push_back(rt.workspace.heap_allocations());
+        if (all) {
+          rec.targets.push_back(keep(m.target));
+          rec.grads_after_micro_batch.push_back(keep_all(params, true));
+          rec.saves_per_micro_batch.emplace_back(rt.save_log.records().begin() + static_cast<std::ptrdiff_t>(log_before),
+                                                 rt.save_log.records().end());
+        }
       }
       model.finish_step();
+      if (all) rec.grads_of_step.push_back(keep_all(params, true));
       if (step + 1 < run.steps) model.sgd_step();
     }
     for (auto* p : params) {
