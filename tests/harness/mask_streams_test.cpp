@@ -16,7 +16,18 @@ using mask_oracle::check_mask_streams;
 
 MaskRecord draw(const std::string& site, const std::string& stream, uint64_t seed, uint64_t offset, int64_t numel,
                 int mb = 0, bool recompute = false) {
-  return {site, "attention", stream, seed, offset, numel, 0.1, 1000 + offset, mb, recompute};
+  MaskRecord m;
+  m.site = site;
+  m.kind = "attention";
+  m.generator = stream;
+  m.seed = seed;
+  m.offset = offset;
+  m.numel = numel;
+  m.p = 0.1;
+  m.digest = 1000 + offset;
+  m.micro_batch = mb;
+  m.recompute = recompute;
+  return m;
 }
 
 // Two streams, two micro-batches, a recompute in each; generators end where the log does.
