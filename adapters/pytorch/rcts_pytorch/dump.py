@@ -168,12 +168,13 @@ class BaselineDump:
         self.implementation = root["implementation"]["name"].value
         steps = root["steps"]
         self.params = [(e["name"].value, _read_tensor(directory, e)) for e in steps[0]["params_before"].items()]
-        self.inputs, self.targets = [], []
+        self.inputs, self.targets, self.outputs = [], [], []
         self.grads_after = []  # per micro-batch: accumulated parameter gradients
         self.input_grads, self.losses = [], []
         for mb in root["micro_batches"].items():
             self.inputs.append(_read_tensor(directory, mb["input"]))
             self.targets.append(_read_tensor(directory, mb["target"]))
+            self.outputs.append(_read_tensor(directory, mb["output"]))
             ig = mb["input_grad"]
             self.input_grads.append(None if ig.value is None else _read_tensor(directory, ig))
             self.grads_after.append([(e["name"].value, _read_tensor(directory, e)) for e in mb["param_grads"].items()])

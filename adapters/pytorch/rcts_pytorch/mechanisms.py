@@ -13,6 +13,7 @@ unsupported() with the reason, so the case is reported as skipped.
 import torch
 import torch.utils.checkpoint as tc
 
+from . import faults
 from .recorder import offload_hooks
 
 SELECTIVE = {"core_attn", "mlp", "layernorm"}
@@ -74,7 +75,8 @@ class Mechanism:
                 self.rec.saves.append({"module": owner, "tensor": "checkpoint_input (non-reentrant closure)",
                                        "bytes": x.numel() * x.element_size(), "category": "checkpoint_input",
                                        "storage": ptr, "offset": x.storage_offset(), "recompute": False})
-            return tc.checkpoint(fn, x, use_reentrant=self.reentrant)
+            return tc.checkpoint(fn, x, use_reentrant=self.reentrant,
+                                 preserve_rng_state=not faults.active("no_preserve_rng"))
         finally:
             self.rec.checkpoint_inputs.pop(ptr, None)
 

@@ -18,6 +18,8 @@ import math
 import torch
 import torch.nn.functional as F
 
+from . import faults
+
 
 class Layer:
     def __init__(self, index, params, cfg, act_dtype, rec, mech):
@@ -55,6 +57,8 @@ class Layer:
             s, b, a, d, h = self.s, self.b, self.a, self.d, self.h
 
             def heads(k):  # (s*b, h) slice -> (b, a, s, d)
+                if faults.active("qkv_interleaved"):
+                    return qkv.float().reshape(s, b, a, 3, d)[:, :, :, k].permute(1, 2, 0, 3)
                 return qkv[:, k * h:(k + 1) * h].float().reshape(s, b, a, d).permute(1, 2, 0, 3)
 
             q, k, v = heads(0), heads(1), heads(2)
