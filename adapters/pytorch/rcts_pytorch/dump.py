@@ -139,10 +139,10 @@ def _read_tensor(d, entry):
         entry["shape"].fail(f"tensor file {path} has shape {list(arr.shape)}")
     if hashlib.sha256(np.ascontiguousarray(arr).tobytes()).hexdigest() != entry["sha256"].value:
         entry["sha256"].fail(f"tensor file {path} has another sha256 (changed after the manifest was written)")
-    t = torch.from_numpy(np.ascontiguousarray(arr).copy())
-    if dt == "bf16":
-        t = t.view(torch.int16).view(torch.bfloat16)
-    return t
+    arr = np.ascontiguousarray(arr).copy()
+    if dt == "bf16":  # torch has no uint16: reinterpret the raw bits as int16, then bf16
+        return torch.from_numpy(arr.view("<i2")).view(torch.bfloat16)
+    return torch.from_numpy(arr)
 
 
 class BaselineDump:
