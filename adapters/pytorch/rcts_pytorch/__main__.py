@@ -66,6 +66,8 @@ def main(argv=None):
 
     if "config_error" in case.get("expect", {}):
         return skip("a config_error case runs nothing (rcts judges the config itself)")
+    if 1 not in case.get("ranks", [1]):
+        return skip(f"the case runs at world sizes {case['ranks']}; the adapter runs one process")
     try:
         runs = rcts_runs(a.rcts_dump, case_id)
         base = dump.BaselineDump(runs["baseline"][0])
