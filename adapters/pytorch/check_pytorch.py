@@ -99,7 +99,7 @@ def main(argv=None):
         for style in STYLES:
             out_root = os.path.join(a.out, f"pytorch-{style}")
             rcts_case = os.path.join(rcts_root, cid)
-            skipped = re.search(r"^SKIP\s.*", r.stdout, re.M)
+            skipped = re.search(r"\bSKIP\s.*", r.stdout)
             if skipped and not os.path.isdir(rcts_case):
                 outcome, failing, details = "skip", [], [f"rcts itself skips it here: {skipped.group(0)}"]
             elif r.returncode not in (0, 1) or not os.path.isdir(rcts_case):

@@ -5,10 +5,10 @@ checkpoint and offload mechanisms and write format-1 dumps that `rcts check` jud
 
 ROOT is what `rcts run CASE.json --dump ROOT` wrote: the adapter takes the parameters
 before step 0, the inputs and the targets from rcts's baseline dump, and each run's
-resolved config from rcts's dump of that run (so the runs are exactly rcts's). It writes
-OUT/<case>/rank0/<run>/. A case it cannot express is not run: it prints
-"skip: <reason>", writes OUT/<case>/SKIPPED with the reason and exits 0 (exit 3 with
---fail-on-skip). Exit 2: bad input (the message names the file and field).
+resolved config from rcts's dump of that run (so the runs are exactly rcts's), reading
+ROOT/<case>/cpu/rank0/<run>/ and writing OUT/<case>/torch-cpu/rank0/<run>/. A case it
+cannot express is not run: it prints "skip: <reason>", writes OUT/<case>/SKIPPED with
+the reason and exits 0 (exit 3 with --fail-on-skip). Exit 2: bad input (the message names the file and field).
 """
 import argparse
 import json
@@ -23,7 +23,7 @@ from .mechanisms import unsupported
 
 def rcts_runs(root, case_id):
     """Every run rcts dumped for the case at rank 0: {run name: BaselineDump}."""
-    d = os.path.join(root, dump.safe_stem(case_id), "rank0")
+    d = os.path.join(root, dump.safe_stem(case_id), "cpu", "rank0")  # rcts's reference backend
     if not os.path.isdir(d):
         raise dump.DumpError(f"{d}: no rcts dump of case '{case_id}' (run `rcts run CASE --dump {root}` first)")
     runs = {}
@@ -86,7 +86,7 @@ def main(argv=None):
             out = driver.run(cfg, base.params, base.inputs, base.targets, a.style)
             meta = {"case_id": case_id, "case_file": a.case, "run": name, "role": run_meta["role"],
                     "of_variant": run_meta.get("of_variant", "")}
-            dump.write_run(dump.run_dir(a.out, case_id, name), meta, cfg, out, impl)
+            dump.write_run(dump.run_dir(a.out, case_id, impl["backend"], name), meta, cfg, out, impl)
         print(f"wrote: {case_id}: {len(runs)} runs ({a.style})")
         return 0
     except dump.DumpError as e:

@@ -53,9 +53,9 @@ def safe_stem(s):
     return re.sub(r"[^A-Za-z0-9._-]", "_", s)[:200]
 
 
-def run_dir(root, case_id, run, world_rank=0):
+def run_dir(root, case_id, backend, run, world_rank=0):
     """Where a run's dump lives below a dump root (the layout `rcts run --dump` uses)."""
-    return os.path.join(root, safe_stem(case_id), f"rank{world_rank}", safe_stem(run))
+    return os.path.join(root, safe_stem(case_id), safe_stem(backend), f"rank{world_rank}", safe_stem(run))
 
 
 class Writer:
