@@ -1,5 +1,6 @@
 // rcts: the command line of the conformance suite (design §10).
 //   rcts run [paths] [--filter GLOB] [--json F] [--junit F] [--dump DIR] [--mutant NAME]
+//   rcts check DIR... [--cases PATHS] [--json F] [--junit F] [--reference-tolerance RTOL]
 //   rcts list | explain CASE | memory | regen-golden | mutants | block
 // Exit status: 0 when everything asked for passed, 1 on any failure, 2 on bad usage.
 #include <CLI/CLI.hpp>
@@ -22,6 +23,7 @@
 #include "harness/lib/agreement.hpp"
 #include "harness/lib/atomic_file.hpp"
 #include "harness/lib/check_kinds.hpp"
+#include "harness/lib/dump_check.hpp"
 #include "harness/lib/dump_staging.hpp"
 #include "harness/lib/runner.hpp"
 #include "harness/lib/strict_json.hpp"
@@ -208,10 +210,27 @@ int rcts_main(int argc, char** argv, MpiRun& run) {
   add_limits(run_cmd);
   run_cmd->add_option("--json", json_out, "write results as JSON");
   run_cmd->add_option("--junit", junit_out, "write results as JUnit XML");
-  auto* dump_opt = run_cmd->add_option("--dump", dump_dir, "write inputs, parameters, masks and gradients as .npy + index.json");
+  auto* dump_opt = run_cmd->add_option("--dump", dump_dir, "write every run as a format-1 dump (docs/dump-format.md) under DIR");
   bool dump_replace = false;
   run_cmd->add_flag("--dump-replace", dump_replace, "with --dump: replace a non-empty DIR whole")->needs(dump_opt);
   run_cmd->add_option("--mutant", mutant, "switch on a compiled-in fault (see `rcts mutants --list`)");
+  auto* check_cmd = app.add_subcommand("check", "run cases' checks over dumps of any implementation (docs/dump-format.md)");
+  std::vector<std::string> check_dirs;
+  check_cmd->add_option("dirs", check_dirs, "dump directories: every dump.json below them")->required();
+  check_cmd->add_option("--cases", paths, "case files or directories the dumps' cases are in (default: cases/)");
+  check_cmd->add_option("--filter", opt.filter, "glob over case ids");
+  check_cmd->add_option("--golden-dir", golden_dir, "golden directory (default: golden/)");
+  check_cmd->add_option("--json", json_out, "write results as JSON");
+  check_cmd->add_option("--junit", junit_out, "write results as JUnit XML");
+  double reference_rtol = 0, reference_atol = 0;
+  auto* reference_opt = check_cmd->add_option(
+      "--reference-tolerance", reference_rtol,
+      "also run rcts's reference of every dumped run and compare losses, outputs and gradients: fail a tensor when "
+      "max abs error > ATOL + RTOL * max |reference|");
+  check_cmd->add_option("--reference-atol", reference_atol, "absolute part of the reference tolerance (default 0)")
+      ->needs(reference_opt);
+  add_backend(check_cmd, "cpu; the reference's backend with --reference-tolerance");
+  add_limits(check_cmd);
   auto* checks = app.add_subcommand("checks", "list the check kinds a case's \"expect\" may name");
   auto* list = app.add_subcommand("list", "list cases");
   add_common(list);
@@ -268,7 +287,7 @@ int rcts_main(int argc, char** argv, MpiRun& run) {
     BackendPool pool;
     if (*run_cmd && backend_name.empty()) {
       opt.pool = &pool;
-    } else if (*run_cmd || *explain || *regen || *mutants || *block) {
+    } else if (*run_cmd || *explain || *regen || *mutants || *block || (*check_cmd && *reference_opt)) {
       backend = make_backend(backend_name.empty() ? "cpu" : backend_name);
       opt.backend = backend.get();
     }
@@ -324,6 +343,22 @@ int rcts_main(int argc, char** argv, MpiRun& run) {
       return 2;
     }
     if (*regen) return regen_golden(cases, opt, out);
+    if (*check_cmd) {
+      if (*reference_opt) opt.reference = ReferenceTolerance{reference_rtol, reference_atol};
+      const auto groups = index_dumps(std::vector<fs::path>(check_dirs.begin(), check_dirs.end()));
+      auto header = make_header(opt);
+      header.backend = "dumps";
+      out << "rcts " << header.version << " (" << header.git_sha << ")  checking dumps, " << header.ranks
+          << " rank(s), " << groups.size() << " dumped case(s)\n";
+      const auto results = check_dump_groups(cases, groups, opt, rank0 ? &std::cout : nullptr);
+      out << "\n" << summary_table(header, results);
+      if (rank0) {
+        write_file(json_out, results_json(header, results).dump(2) + "\n");
+        write_file(junit_out, junit_xml(header, results));
+      }
+      const auto t = tally(results);
+      return t.failed + t.errors > 0 || results.empty() ? 1 : 0;
+    }
     if (*mutants) {
 const auto results = run_mutants(cases, opt, all_killers, only, out);
       int killed = 0;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <limits>
 
+#include "harness/lib/applicability.hpp"
 #include "harness/lib/checks.hpp"
 #include "harness/lib/golden.hpp"
 #include "harness/lib/ranks.hpp"
@@ -80,19 +81,17 @@ void offload_variant(const CheckContext& x, std::vector<CheckResult>& out) {
 }
 
 void golden_end(const CheckContext& x, std::vector<CheckResult>& out) {
-  const Backend& b = *x.options.backend;
+  const std::string golden = golden_backend_of(x);
   if (x.options.collect_goldens) {  // regen-golden: keep the digests (collective like check_golden)
-    (*x.options.collect_goldens)[x.c.id] = golden_of(x.c, x.base, b.golden_name(), x.options.world);
+    (*x.options.collect_goldens)[x.c.id] = golden_of(x.c, x.base, golden, x.options.world);
     out.push_back({"golden", Outcome::pass, "digests collected for regen-golden"});
     return;
   }
-  if (!b.has_goldens()) {
-    out.push_back({"golden", Outcome::skip,
-                   "backend '" + b.name() + "' keeps no golden files: its bits depend on the GPU model and library "
-                   "versions (its own checks compare it with itself)"});
+  if (auto why = no_goldens_reason(x)) {
+    out.push_back({"golden", Outcome::skip, *why});
     return;
   }
-  out.push_back(check_golden(x.c, x.base, x.options.golden_dir, x.options.backend->golden_name(), x.options.world));
+  out.push_back(check_golden(x.c, x.base, x.options.golden_dir, golden, x.options.world));
 }
 
 // The config must be rejected with exactly this rule code.

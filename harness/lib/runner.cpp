@@ -11,12 +11,14 @@
 #include <sstream>
 
 #include "backends/registry.hpp"
+#include "harness/lib/applicability.hpp"
 #include "harness/lib/check_kinds.hpp"
 #include "harness/lib/agreement.hpp"
 #include "harness/lib/checks.hpp"
 #include "harness/lib/golden.hpp"
-#include "harness/lib/npy.hpp"
+#include "harness/lib/dump_v1.hpp"
 #include "harness/lib/ranks.hpp"
+#include "harness/lib/reference_compare.hpp"
 #include "harness/lib/version.hpp"
 #include "harness/lib/mask_oracle.hpp"
 #include "reference/config/config_json.hpp"
@@ -41,26 +43,19 @@ Config load_config(const Case& c, const nlohmann::json* patch, const std::string
   return cfg;
 }
 
-void dump_run(DumpWriter& w, const RunRecord& r, const std::string& run_label) {
-  const int per = r.config.run.micro_batches;
-  for (size_t i = 0; i < r.inputs.size(); ++i) {
-    const std::string tag = run_label + ".step" + std::to_string(static_cast<int>(i) / per) + ".mb" +
-                            std::to_string(static_cast<int>(i) % per);
-    w.add(r.inputs[i], "input", tag);
-    w.add(r.outputs[i], "output", tag);
-    if (r.input_grads[i].defined()) w.add(r.input_grads[i], "grad", tag);
-  }
-  for (size_t i = 0; i < r.params.size(); ++i) {
-    w.add(r.params[i].tensor, "param", run_label);
-    w.add(r.grads[i].tensor, "grad", run_label);
-  }
-  int k = 0;
-  for (const auto& m : r.masks) {
-    Tensor t = Tensor::empty({m.numel}, DType::u8, host_placement(), m.site + ".mask" + (m.recompute ? ".recompute" : ""));
-    const std::vector<uint8_t> bytes = mask_oracle::dropout_mask(m.seed, m.offset, m.p, m.numel);
-    t.write_from_host(bytes.data());
-    w.add(t, "mask", run_label + ".mb" + std::to_string(m.micro_batch) + ".draw" + std::to_string(k++));
-  }
+// Writes one run of case c as a format-1 dump under options.dump_dir.
+void dump_record(const Case& c, const RunRecord& r, const std::string& run, const std::string& role,
+                 const std::string& of_variant, const RunOptions& o) {
+  DumpMeta meta;
+  meta.case_id = c.id;
+  meta.case_file = c.file.string();
+  meta.run = run;
+  meta.role = role;
+  meta.of_variant = of_variant;
+  meta.world_rank = o.world ? o.world->rank() : 0;
+  meta.world_size = o.world ? o.world->size() : 1;
+  meta.version = std::string(kVersion) + " (" + kGitSha + ")";
+  write_dump(dump_dir_of(*o.dump_dir, c.id, r.backend, run, meta.world_rank), meta, r);
 }
 
 // Where one configuration runs: its process groups in a multi-rank run, and the
@@ -80,7 +75,8 @@ RankContext rank_context(const Config& cfg, const Case& c, const RunOptions& o) 
   const auto& p = cfg.parallel;
   rc.layout = make_layout(o.world->size(), p.tensor_model_parallel_size, p.expert_model_parallel_size,
                           p.expert_tensor_parallel_size);
-  rc.groups.emplace(make_groups(o.device_world ? *o.device_world : *o.world, rc.layout));
+  if (!o.records || o.reference)  // dumps need no communication, rcts's reference runs do
+    rc.groups.emplace(make_groups(o.device_world ? *o.device_world : *o.world, rc.layout));
   rc.coords = coords_of(rc.layout, o.world->rank());
   return rc;
 }
@@ -91,7 +87,9 @@ RunRecord run_config(const Config& cfg, const RankContext& rc, const RunOptions&
   RCTS_CHECK(!rc.groups || o.device_world || o.backend->memory().host_accessible(Domain::device),
              "backend '" + o.backend->name() + "' keeps tensors in device memory, which the host communicator cannot "
              "move, and has no device communicator");
-  return execute(cfg, *o.backend, rc.coords, rc.groups ? &*rc.groups : nullptr);
+  ExecuteOptions eo;
+  eo.record_all = o.dump_dir.has_value() || o.reference.has_value();
+  return execute(cfg, *o.backend, rc.coords, rc.groups ? &*rc.groups : nullptr, eo);
 }
 
 // run_config after the resource estimate: a config over the limits never starts.
@@ -99,6 +97,24 @@ RunRecord run_within_limits(const Config& cfg, const RankContext& rc, const Case
                             const RunOptions& o) {
   check_run_limits(cfg, "case " + c.id + " (" + label + ")", o.limits);
   return run_config(cfg, rc, o);
+}
+
+// Run `run` of case c (labelled `label` in errors): executed here, or read from the
+// record source (and compared with rcts's reference when asked: into `checks`);
+// written as a dump when asked.
+RunRecord obtain(const Config& cfg, const RankContext& rc, const Case& c, const std::string& run,
+                 const std::string& label, const std::string& of_variant, const RunOptions& o,
+                 std::vector<CheckResult>& checks) {
+  if (o.records) {
+    RunRecord r = o.records->record(c, run, cfg, rc.coords);
+    if (o.reference)
+      checks.push_back(compare_with_reference(run_within_limits(cfg, rc, c, label, o), r, *o.reference, label));
+    return r;
+  }
+  RunRecord r = run_within_limits(cfg, rc, c, label, o);
+  if (o.dump_dir)
+    dump_record(c, r, run, run == "baseline" ? "baseline" : of_variant.empty() ? "variant" : "rerun", of_variant, o);
+  return r;
 }
 
 Outcome combine(const std::vector<CheckResult>& checks) {
@@ -147,8 +163,8 @@ CaseResult run_case_on_this_rank(const Case& c, const RunOptions& o) {
     res.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     return res;
   };
-  RCTS_CHECK(o.backend, "run options name no backend");
-  if (!case_runs_on(c, *o.backend)) {
+  RCTS_CHECK(o.backend || o.records, "run options name no backend");
+  if (!o.records && !case_runs_on(c, *o.backend)) {
     std::string listed;
     for (const auto& b : c.backends) listed += (listed.empty() ? "" : ", ") + b;
     res.outcome = Outcome::skip;
@@ -185,7 +201,7 @@ CaseResult run_case_on_this_rank(const Case& c, const RunOptions& o) {
         return finish();
       }
       const RankContext base_rc = rank_context(base_cfg, c, o);
-      const RunRecord base = run_within_limits(base_cfg, base_rc, c, "baseline", o);
+      const RunRecord base = obtain(base_cfg, base_rc, c, "baseline", "baseline", "", o, res.checks);
       const bool multi = o.world && o.world->size() > 1;
       if (o.world && o.world->rank() == o.test_throw_on_rank) throw Error("injected failure (RCTS_TEST_THROW_ON_RANK)");
       CheckContext x{c, o, multi, base, base_rc.layout, nullptr, nullptr, nullptr, {}};
@@ -194,33 +210,26 @@ CaseResult run_case_on_this_rank(const Case& c, const RunOptions& o) {
         res.outcome = combine(res.checks);
         return finish();
       }
-      std::optional<DumpWriter> dump;
-      if (o.dump_dir) {
-        dump.emplace(*o.dump_dir / (multi ? c.id + ".rank" + std::to_string(o.world->rank()) : c.id));
-        dump_run(*dump, base, "baseline");
-      }
       // Registry order: every kind the case asks for, on the baseline, then on each
       // variant (when the case or the variant asks), then once at the end.
       for (const CheckKind* k : kinds)
-        if (k->on_baseline) k->on_baseline(x, res.checks);
+        if (k->on_baseline) run_check_pass(*k, k->on_baseline, x, res.checks);
       for (const auto& v : c.variants) {
         const Config vcfg = load_config(c, &v.patch, v.name);
         const RankContext vrc = rank_context(vcfg, c, o);
-        const RunRecord run = run_within_limits(vcfg, vrc, c, "variant '" + v.name + "'", o);
-        if (dump) dump_run(*dump, run, v.name);
+        const RunRecord run = obtain(vcfg, vrc, c, v.name, "variant '" + v.name + "'", "", o, res.checks);
         CheckContext vx = x;
         vx.variant = &v;
         vx.run = &run;
         vx.layout = &vrc.layout;
         vx.rerun = [&](const Config& cfg, const std::string& label) {
-          return run_within_limits(cfg, vrc, c, label, o);
+          return obtain(cfg, vrc, c, label, label, v.name, o, res.checks);
         };
         for (const auto& k : check_kinds())
-          if (k.on_variant && (k.requested(c.expect) || k.requested(v.expect))) k.on_variant(vx, res.checks);
+          if (k.on_variant && (k.requested(c.expect) || k.requested(v.expect))) run_check_pass(k, k.on_variant, vx, res.checks);
       }
       for (const CheckKind* k : kinds)
-        if (k->on_case_end) k->on_case_end(x, res.checks);
-      if (dump) dump->finish();
+        if (k->on_case_end) run_check_pass(*k, k->on_case_end, x, res.checks);
     }
     res.outcome = combine(res.checks);
   } catch (const std::bad_alloc&) {

@@ -12,6 +12,7 @@
 
 #include "harness/lib/case.hpp"
 #include "harness/lib/golden.hpp"
+#include "harness/lib/reference_compare.hpp"
 #include "harness/lib/report.hpp"
 #include "reference/backend/backend.hpp"
 #include "reference/memory_model/run_estimate.hpp"
@@ -35,6 +36,16 @@ class BackendPool {
   std::map<std::string, std::string> refused_;
 };
 
+// Where a case's runs come from when they are not executed here: `rcts check` reads
+// them from dumps (harness/lib/dump_check.hpp). `run` is "baseline", a variant's name,
+// or the label a check passes to CheckContext::rerun; `cfg` and `coords` are what
+// rcts resolves for that run on this rank, which the dumped run must match.
+class RecordSource {
+ public:
+  virtual ~RecordSource() = default;
+  virtual RunRecord record(const Case& c, const std::string& run, const Config& cfg, const RankCoords& coords) const = 0;
+};
+
 class RankAgreement;
 
 struct RunOptions {
@@ -50,7 +61,12 @@ struct RunOptions {
   // memory (NCCL over `world`, Backend::make_world); null: `world` itself.
   Communicator* device_world = nullptr;
   std::filesystem::path golden_dir = "golden";
-  std::optional<std::filesystem::path> dump_dir;
+  std::optional<std::filesystem::path> dump_dir;  // write every run as a format-1 dump (dump_v1.hpp)
+  // Runs come from here instead of execute() (`rcts check`); no backend is needed then.
+  const RecordSource* records = nullptr;
+  // With `records`: also run rcts's reference of every run on `backend` and compare
+  // within this tolerance (`rcts check --reference-tolerance`, reference_compare.hpp).
+  std::optional<ReferenceTolerance> reference;
   std::string filter;  // glob over case ids; empty = all
   bool golden_only = false;  // run the baseline and its golden check only
   RunLimits limits;          // every config's estimate is checked before it runs

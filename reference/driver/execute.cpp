@@ -5,14 +5,24 @@ namespace rcts {
 namespace {
 // A host copy that outlives the run's tracker and backend memory.
 Tensor keep(const Tensor& t) { return t.defined() ? t.clone(host_placement()) : t; }
+
+std::vector<NamedTensor> keep_all(const std::vector<Parameter*>& params, bool grads) {
+  std::vector<NamedTensor> out;
+  for (auto* p : params)
+    out.push_back(grads ? NamedTensor{p->name + ".grad", keep(p->grad)} : NamedTensor{p->name, keep(p->value)});
+  return out;
+}
 }  // namespace
 
-RunRecord execute(const Config& config, Backend& backend, RankCoords coords, const ProcessGroups* groups) {
+RunRecord execute(const Config& config, Backend& backend, RankCoords coords, const ProcessGroups* groups,
+                  const ExecuteOptions& options) {
+  const bool all = options.record_all;
   RunRecord rec;
   rec.config = config;
   rec.backend = backend.name();
   rec.coords = coords;
   Runtime rt(config, backend);
+  rt.keep_masks = all;
   if (groups) {
     rt.tp_group = &groups->tp();
     rt.dp_group = &groups->dp();
@@ -31,6 +41,7 @@ RunRecord execute(const Config& config, Backend& backend, RankCoords coords, con
     const auto& run = config.run;
     for (int step = 0; step < run.steps; ++step) {
       zero_grads(params);
+      if (all) rec.params_before_step.push_back(keep_all(params, false));
       for (int mb = 0; mb < run.micro_batches; ++mb) {
         const size_t log_before = rt.save_log.records().size();
         MicroBatch m = model.start(step, mb);
@@ -52,8 +63,15 @@ RunRecord execute(const Config& config, Backend& backend, RankCoords coords, con
         saved_peak = std::max(saved_peak, r.peak_saved_bytes);
         rec.saved_peaks.push_back(r.peak_saved_bytes);
         rec.workspace_heap_allocations.push_back(rt.workspace.heap_allocations());
+        if (all) {
+          rec.targets.push_back(keep(m.target));
+          rec.grads_after_micro_batch.push_back(keep_all(params, true));
+          rec.saves_per_micro_batch.emplace_back(rt.save_log.records().begin() + static_cast<std::ptrdiff_t>(log_before),
+                                                 rt.save_log.records().end());
+        }
       }
       model.finish_step();
+      if (all) rec.grads_of_step.push_back(keep_all(params, true));
       if (step + 1 < run.steps) model.sgd_step();
     }
     for (auto* p : params) {

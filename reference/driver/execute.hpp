@@ -7,6 +7,7 @@
 #pragma once
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -42,12 +43,44 @@ struct RunRecord {
   std::vector<int64_t> saved_peaks;            // peak of saved_activation + checkpoint_input, per (step, micro-batch)
   int64_t workspace_peak = 0;                  // op scratch held at once (device, category workspace)
   std::vector<int64_t> workspace_heap_allocations;  // the pool's heap allocations so far, per (step, micro-batch)
+
+  // Recorded only with ExecuteOptions::record_all (dumps, docs/dump-format.md):
+  std::vector<Tensor> targets;                                   // per (step, micro-batch)
+  std::vector<std::vector<NamedTensor>> grads_after_micro_batch;  // per (step, micro-batch): accumulated so far
+  std::vector<std::vector<NamedTensor>> params_before_step;       // per step
+  std::vector<std::vector<NamedTensor>> grads_of_step;            // per step, after the step's reductions
+  std::vector<std::vector<SaveRecord>> saves_per_micro_batch;     // per (step, micro-batch); masks keep their bytes
+
+  // Who produced the record. execute() is rcts: its arithmetic, (seed, offset) generator
+  // states under Megatron's stream names, masks by rcts's Philox rule. A record read
+  // from another implementation's dump (harness/lib/dump_v1.hpp) declares its own, and
+  // the checks that need rcts's rules run only when it declares them.
+  std::string implementation = "rcts";
+  bool rcts_arithmetic = true;   // golden digests apply
+  bool seed_offset_rng = true;   // rng_initial / rng_after hold (seed, offset) states
+  bool rcts_mask_rule = true;    // masks regenerate from (seed, offset, p) under rcts's Philox rule
+  // Per (step, micro-batch), generator name -> sha256 of its state bytes, when
+  // !seed_offset_rng (e.g. PyTorch's Mersenne Twister).
+  std::vector<std::map<std::string, std::string>> rng_after_opaque;
+  // Optional fields the implementation did not record (e.g. "counts", "memory.saved_peak").
+  std::set<std::string> not_recorded;
+  // Offload by a mechanism other than rcts's offload manager (no OffloadReport): bytes
+  // moved off the device and back, per (step, micro-batch).
+  std::vector<int64_t> offloaded_bytes, reloaded_bytes;
+
   int micro_batches_total() const { return static_cast<int>(losses.size()); }
+};
+
+struct ExecuteOptions {
+  // Also record targets, per-micro-batch gradients, parameters before each step, every
+  // micro-batch's save log and every mask's bytes (what a dump holds). Off for plain
+  // runs, which do not pay for the copies.
+  bool record_all = false;
 };
 
 // `coords` are the rank coordinates the RNG is seeded for; `groups` (optional) are
 // this rank's process groups in a multi-rank run (the world of one otherwise).
 RunRecord execute(const Config& config, Backend& backend, RankCoords coords = {},
-                  const ProcessGroups* groups = nullptr);
+                  const ProcessGroups* groups = nullptr, const ExecuteOptions& options = {});
 
 }  // namespace rcts

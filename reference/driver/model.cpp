@@ -45,6 +45,7 @@ MicroBatch GptModel::start(int step, int mb) {
   MicroBatch m(step, mb, &rt_.save_log, rt_.training());
   if (fault_on(Fault::rng_replayed_per_micro_batch)) m.replay = std::make_unique<ForkRng>(rt_.rng);
   rt_.micro_batch = mb;
+  rt_.step = step;
   rt_.memory.reset_peaks();
   m.peak_base = saved_bytes_now(rt_.memory);
   m.input = make_input(step, mb);

@@ -18,7 +18,8 @@ Tensor dropout_forward(Runtime& rt, SaveContext& ctx, const DropoutSite& site, c
   rt.backend.dropout_mask(mask.data<uint8_t>(), n, site.p, seed, offset);
   const Tensor logged = rt.host_readable(mask);
   rt.masks.push_back({site.path, site.kind, rt.rng.current_stream(), seed, offset, n, site.p,
-                      fnv1a64(logged.bytes(), static_cast<size_t>(n)), rt.micro_batch, is_recomputing()});
+                      fnv1a64(logged.bytes(), static_cast<size_t>(n)), rt.micro_batch, is_recomputing(), rt.step,
+                      x.shape(), rt.keep_masks ? logged.clone(host_placement()) : Tensor{}});
   ctx.save(mask, "mask");
   Tensor y = rt.activation(x.shape(), site.path + ".output");
   with_compute_type(rt.config.gradcheck(), [&]<typename T>() {

@@ -51,6 +51,9 @@ struct MaskRecord {
   uint64_t digest = 0;     // FNV-1a 64 over the mask bytes
   int micro_batch = 0;
   bool recompute = false;
+  int step = 0;
+  Shape shape;             // the masked tensor's shape (the mask's layout)
+  Tensor mask;             // the mask itself (host, 1 keep / 0 drop) when Runtime::keep_masks
 };
 
 struct Runtime {
@@ -68,6 +71,8 @@ struct Runtime {
   std::map<std::string, double> side_effects;
   void add_side_effect(const std::string& key, double value);
   int micro_batch = 0;  // current micro-batch (for mask records)
+  int step = 0;         // current step (for mask records)
+  bool keep_masks = false;  // keep every mask's bytes in its record (dumps)
   SingleCommunicator single{&backend.memory()};
   // Process groups of this rank (design §8); the world of one by default.
   Communicator* tp_group = &single;
