@@ -82,10 +82,11 @@ def main(argv=None):
                 f"{a.style == 'reentrant'}", "backend": "torch-cpu", "generator": driver.GENERATOR}
         for name, (d, run_meta) in runs.items():
             with open(os.path.join(d, dump.MANIFEST)) as f:
-                cfg = json.load(f)["config"]
+                theirs = json.load(f)
+            cfg = theirs["config"]
             out = driver.run(cfg, base.params, base.inputs, base.targets, a.style)
             meta = {"case_id": case_id, "case_file": a.case, "run": name, "role": run_meta["role"],
-                    "of_variant": run_meta.get("of_variant", "")}
+                    "of_variant": run_meta.get("of_variant", ""), "rank": theirs["rank"]}
             dump.write_run(dump.run_dir(a.out, case_id, impl["backend"], name), meta, cfg, out, impl)
         print(f"wrote: {case_id}: {len(runs)} runs ({a.style})")
         return 0

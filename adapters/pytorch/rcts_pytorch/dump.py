@@ -200,7 +200,8 @@ def _bits(v):
 
 def write_run(directory, meta, cfg, out, implementation):
     """Writes one run recorded by driver.run() as a format-1 dump. `meta`: case id and
-    file, run name, role ("baseline", "variant", "rerun") and of_variant."""
+    file, run name, role ("baseline", "variant", "rerun"), of_variant and the rank
+    coordinates (rcts's dump of the same run gives them: a case may seed as another rank)."""
     w = Writer(directory)
     mbs = []
     for e in out["micro_batches"]:
@@ -237,7 +238,8 @@ def write_run(directory, meta, cfg, out, implementation):
         "implementation": {"name": implementation["name"], "version": implementation["version"],
                            "backend": implementation["backend"], "arithmetic": implementation["name"],
                            "rng_states": "opaque", "mask_rule": "none"},
-        "rank": {"world_rank": 0, "world_size": 1, "tp": 0, "cp": 0, "dp": 0, "pp": 0, "etp": 0, "ep": 0, "edp": 0},
+        "rank": meta.get("rank") or {"world_rank": 0, "world_size": 1, "tp": 0, "cp": 0, "dp": 0, "pp": 0,
+                                     "etp": 0, "ep": 0, "edp": 0},
         "config": cfg, "layouts": LAYOUTS,
         "micro_batches": mbs, "steps": steps,
         "parameters": w.named(out["parameters"], "param."),

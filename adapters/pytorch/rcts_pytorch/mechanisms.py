@@ -70,6 +70,7 @@ class Mechanism:
         the adapter records it itself, as what that checkpoint holds."""
         ptr = x.storage().data_ptr()
         self.rec.checkpoint_inputs[ptr] = owner
+        fn = self.rec.under_current_path(fn)
         try:
             if not self.reentrant and torch.is_grad_enabled() and self.rec.phase == "forward":
                 self.rec.saves.append({"module": owner, "tensor": "checkpoint_input (non-reentrant closure)",

@@ -41,6 +41,20 @@ class Recorder:
         finally:
             self.path.pop()
 
+    def under_current_path(self, fn):
+        """fn, run under today's module path whenever it runs: a checkpoint re-runs it
+        inside backward, when the forward's path stack has long unwound."""
+        path = list(self.path)
+
+        def wrapped(*args):
+            saved, self.path = self.path, list(path)
+            try:
+                return fn(*args)
+            finally:
+                self.path = saved
+
+        return wrapped
+
     def dropout(self, x, p, site, kind):
         """PyTorch's own dropout kernel (aten::native_dropout, the op F.dropout lowers to
         under autograd), which returns its mask; the mask is logged, not derived."""
