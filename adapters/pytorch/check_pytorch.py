@@ -5,7 +5,8 @@ resolved configs the adapter starts from); the adapter runs every case twice, wi
 checkpoint(use_reentrant=True) and (use_reentrant=False), and writes format-1 dumps;
 `rcts check` judges each set of dumps. Prints one line per case and style and a summary;
 with --json writes the outcomes. Exit 0 when every outcome is the expected one
-(--expect FILE: {"case id": {"reentrant": "pass"|"fail"|"skip", "non_reentrant": ...}}),
+(--expect FILE: {"case id": {"reentrant": OUTCOME, "non_reentrant": OUTCOME}}, OUTCOME
+"pass", "skip", or {"outcome": "fail", "failing": [check kinds, exactly]}),
 or, without --expect, when nothing errored.
 """
 import argparse
@@ -115,9 +116,12 @@ def main(argv=None):
                     outcome, failing, details = check_outcome(a.rcts, f, out_root, cid)
             results[cid][style] = {"outcome": outcome, "failing": failing, "details": details}
             want = expect.get(cid, {}).get(style)
-            good = outcome == want if want else outcome != "error"
+            if isinstance(want, str):
+                want = {"outcome": want}
+            good = (outcome == want["outcome"] and sorted(want.get("failing", failing)) == failing) if want \
+                else outcome != "error"
             ok &= good
-            mark = "" if good else f"   <-- expected {want}" if want else "   <-- error"
+            mark = "" if good else f"   <-- expected {json.dumps(want)}" if want else "   <-- error"
             print(f"{outcome.upper():5} {style:13} {cid}" + (f"  [{', '.join(failing)}]" if failing else "") +
                   (f"  ({details[0]})" if outcome in ("skip", "error") and details else "") + mark)
             if a.details and outcome == "fail":

@@ -74,7 +74,7 @@ def main(argv=None):
         ok = e <= a.tolerance
         bad |= not ok
         print(f"{'ok  ' if ok else 'FAIL'} {kind:<10} max rel error {e:.3e} (tolerance {a.tolerance:.1e}) at {name}")
-    print(f"{case_id}: PyTorch baseline {'differs from' if bad else 'matches'} rcts's within {a.tolerance:.1e}")
+    print(f"{case_id}: PyTorch baseline {'differs from' if bad else 'matches'} rcts's {'beyond' if bad else 'within'} {a.tolerance:.1e}")
     return 1 if bad else 0
 
 
