@@ -1,7 +1,8 @@
 """Unit tests of the PyTorch adapter that need no rcts binary: what it refuses and why,
 the dump it writes reads back bit for bit, a damaged dump is an error naming the file
 and the field, and PyTorch's checkpoint replays the forward's masks only while
-preserve_rng_state is on (the fault switches it off). Run: python3 -m unittest."""
+preserve_rng_state is on (the fault switches it off), and how save_on_cpu and the
+checkpoint styles compose. Run: python3 -m unittest."""
 import copy
 import json
 import os
@@ -141,6 +142,17 @@ class Checkpointing(unittest.TestCase):
             self.assertGreater(b["offloaded_bytes"], 0)
             self.assertEqual(b["offloaded_bytes"], b["reloaded_bytes"])
             self.assertEqual(b["saved_after_forward"] + b["host_resident_after_forward"], a["saved_after_forward"])
+
+    def test_save_on_cpu_inside_a_non_reentrant_checkpoint_takes_what_it_would_drop(self):
+        """The README's offload.with_full row: saved-tensor hooks do not compose (the
+        innermost wins), so inside a non-reentrant checkpoint save_on_cpu copies to the
+        host what the checkpoint recomputes; the reentrant form saves nothing there."""
+        every_layer = with_patch(recompute={"recompute_granularity": "full", "recompute_method": "block",
+                                            "recompute_num_layers": 2},
+                                 offload={"fine_grained_activation_offloading": True,
+                                          "offload_modules": ["attn_norm", "qkv_linear", "core_attn", "mlp_norm"]})
+        self.assertEqual(self.run_cfg(every_layer, "reentrant")["micro_batches"][0]["offloaded_bytes"], 0)
+        self.assertGreater(self.run_cfg(every_layer, "non_reentrant")["micro_batches"][0]["offloaded_bytes"], 0)
 
 
 if __name__ == "__main__":
