@@ -81,7 +81,7 @@ class Mechanism:
         finally:
             self.rec.checkpoint_inputs.pop(ptr, None)
 
-    def region(self, layer, selective_name, fn, x, offload=None):
+    def region(self, selective_name, fn, x, offload=None):
         """One module of a layer: checkpointed when selective recompute names it, under
         save_on_cpu when fine-grained offload names it (both may apply)."""
         run = (lambda t: self.checkpoint(fn, t, self.rec.module_path())) if selective_name in self.selective else fn

@@ -70,11 +70,11 @@ class Layer:
             return self.round(ctx.permute(2, 0, 1, 3).reshape(s * b, h))
 
     def attention_branch(self, x):
-        ln = self.mech.region(self.i, "layernorm", lambda t: self.layernorm("input_layernorm", t), x,
+        ln = self.mech.region("layernorm", lambda t: self.layernorm("input_layernorm", t), x,
                               offload="attn_norm")
-        qkv = self.mech.region(self.i, None, lambda t: self.linear("attention.qkv", t), ln, offload="qkv_linear")
-        ctx = self.mech.region(self.i, "core_attn", self.core_attention, qkv, offload="core_attn")
-        out = self.mech.region(self.i, None, lambda t: self.linear("attention.proj", t), ctx, offload="attn_proj")
+        qkv = self.mech.region(None, lambda t: self.linear("attention.qkv", t), ln, offload="qkv_linear")
+        ctx = self.mech.region("core_attn", self.core_attention, qkv, offload="core_attn")
+        out = self.mech.region(None, lambda t: self.linear("attention.proj", t), ctx, offload="attn_proj")
         return out
 
     def mlp(self, x):
@@ -92,9 +92,9 @@ class Layer:
         with self.rec.module(self.name):
             attn = self.attention_branch(x)
             h1 = self.round(x.float() + self.dropout(attn, self.p_hidden, "attention.hidden_dropout", "hidden").float())
-            ln2 = self.mech.region(self.i, "layernorm", lambda t: self.layernorm("pre_mlp_layernorm", t), h1,
+            ln2 = self.mech.region("layernorm", lambda t: self.layernorm("pre_mlp_layernorm", t), h1,
                                    offload="mlp_norm")
-            m = self.mech.region(self.i, "mlp", self.mlp, ln2, offload=None)
+            m = self.mech.region("mlp", self.mlp, ln2, offload=None)
             return self.round(h1.float() + self.dropout(m, self.p_hidden, "mlp.hidden_dropout", "hidden").float())
 
 
