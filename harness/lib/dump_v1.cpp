@@ -7,6 +7,7 @@
 #include <fstream>
 #include <functional>
 #include <limits>
+#include <set>
 
 #include <nlohmann/json.hpp>
 

@@ -1,4 +1,4 @@
-// .npy v1.0 writer/reader and the dump directory writer.
+// .npy v1.0 writer and reader.
 #include "harness/lib/npy.hpp"
 
 #include <cstring>
@@ -72,11 +72,6 @@ Shape parse_shape(const std::string& v, const std::string& where) {
   return s;
 }
 
-const std::set<std::string>& roles() {
-  static const std::set<std::string> r{"input", "param", "mask", "grad", "output"};
-  return r;
-}
-
 }  // namespace
 
 void write_npy(const fs::path& path, const Tensor& t) {
@@ -125,56 +120,6 @@ std::string safe_file_stem(const std::string& s) {
   // No hidden files, no "." or ".." components.
   for (size_t i = 0; i < out.size() && out[i] == '.'; ++i) out[i] = '_';
   return out.empty() ? "unnamed" : out;
-}
-
-DumpWriter::DumpWriter(fs::path dir) : dir_(std::move(dir)) {
-  std::error_code ec;
-  fs::create_directories(dir_, ec);
-  RCTS_CHECK(!ec && fs::is_directory(dir_), "dump directory " + dir_.string() + " cannot be created: " + ec.message());
-}
-
-DumpWriter::~DumpWriter() {
-  if (finished_) return;
-  try {
-    finish();
-  } catch (...) {  // a destructor must not throw; the dump is diagnostic only
-  }
-}
-
-std::string DumpWriter::add(const Tensor& t, const std::string& role, const std::string& tag) {
-  RCTS_CHECK(!finished_, "dump " + dir_.string() + ": add('" + t.name() + "') after finish()");
-  RCTS_CHECK(roles().count(role), "dump " + dir_.string() + ": tensor '" + t.name() + "' has unknown role '" + role +
-                                      "' (expected input, param, mask, grad or output)");
-  RCTS_CHECK(t.defined(), "dump " + dir_.string() + ": tensor '" + t.name() + "' is undefined");
-  // role.tag.name, cut well below the 255-byte file-name limit, made unique.
-  std::string stem = safe_file_stem(role + (tag.empty() ? "" : "." + tag) + "." + t.name()).substr(0, 200);
-  std::string file = stem + ".npy";
-  for (int n = 2; used_.count(file); ++n) file = stem + "-" + std::to_string(n) + ".npy";
-  used_.insert(file);
-
-  write_npy(dir_ / file, t);
-  const TensorDigest d = digest_tensor(t);
-  entries_.push_back({{"file", file},
-                      {"name", t.name()},
-                      {"role", role},
-                      {"tag", tag},
-                      {"shape", t.shape()},
-                      {"dtype", std::string(dtype_name(t.dtype()))},
-                      {"numpy_dtype", std::string(dtype_numpy(t.dtype()))},
-                      {"bf16", t.dtype() == DType::bf16},
-                      {"sha256", d.sha256}});
-  return file;
-}
-
-void DumpWriter::finish() {
-  RCTS_CHECK(!finished_, "dump " + dir_.string() + ": finish() called twice");
-  finished_ = true;
-  const nlohmann::json index{
-      {"format", "rcts-dump"},
-      {"version", 1},
-      {"note", "bf16 tensors are stored as '<u2' raw bits (\"bf16\": true); sha256 is of the raw little-endian bytes"},
-      {"tensors", entries_}};
-  write_file_atomic(dir_ / "index.json", index.dump(2) + "\n");
 }
 
 }  // namespace rcts::harness

@@ -1,5 +1,6 @@
 #include "harness/lib/portable_checks.hpp"
 
+#include <cmath>
 #include <map>
 
 #include "harness/lib/checks.hpp"
@@ -96,6 +97,20 @@ CheckResult check_masks_portable(const RunRecord& base, const RunRecord& run, co
         (run.seed_offset_rng && (f.seed != m.seed || f.offset != m.offset)))
       return fail(kind, label + ": recompute draw of " + draw_str(m) + " differs from its forward draw: " +
                             how_they_differ(f, m) + " (the RNG state was not restored for the recompute)");
+  }
+  // A generator that does not advance replays its masks: two forward draws of one site
+  // in different micro-batches must differ wherever equal random masks are
+  // improbable (below 1e-12 for independent draws of that size and rate).
+  std::map<std::string, std::map<uint64_t, const MaskRecord*>> seen;  // site -> digest -> first draw
+  for (const MaskRecord& m : run.masks) {
+    if (m.recompute || m.p <= 0 || m.p >= 1) continue;
+    const double agree = m.p * m.p + (1 - m.p) * (1 - m.p);  // one element agreeing by chance
+    if (static_cast<double>(m.numel) * std::log(agree) > std::log(1e-12)) continue;
+    auto [it, fresh] = seen[m.site].emplace(m.digest, &m);
+    if (!fresh && (it->second->step != m.step || it->second->micro_batch != m.micro_batch) &&
+        it->second->mask.defined() && m.mask.defined() && differing(*it->second, m) == 0)
+      return fail(kind, label + ": forward draw of " + draw_str(m) + " repeats the mask of " + draw_str(*it->second) +
+                            " bit for bit: the generator did not advance between them");
   }
   std::vector<const MaskRecord*> mine, theirs;
   for (const auto& m : run.masks)

@@ -16,7 +16,8 @@ CheckResult check_rng_opaque(const RunRecord& base, const RunRecord& run, const 
 
 // Masks without rcts's Philox rule: every recompute draw equals the latest forward
 // draw of its site in the same step and micro-batch (same shape, rate and bits), and
-// the forward draws equal the baseline's in order. With (seed, offset) states the
+// the forward draws equal the baseline's in order, and no site's forward draw repeats
+// another micro-batch's mask where a chance repeat is improbable (< 1e-12). With (seed, offset) states the
 // stream and seed of each draw are also held to design §5.
 CheckResult check_masks_portable(const RunRecord& base, const RunRecord& run, const std::string& label);
 

@@ -36,10 +36,10 @@ if(NOT kept STREQUAL "previous\n")
 endif()
 expect_only(${OUT} r.json)
 
-# A dump whose index cannot be written fails the run.
-expect_fail("--dump with a failing write" ${CMAKE_COMMAND} -E env RCTS_TEST_FAIL_WRITE=index.json ${RCTS} run ${one} --dump ${OUT}/dump)
-if(NOT out MATCHES "index.json")
-  message(FATAL_ERROR "the failure does not name index.json:\n${out}")
+# A dump whose manifest cannot be written fails the run.
+expect_fail("--dump with a failing write" ${CMAKE_COMMAND} -E env RCTS_TEST_FAIL_WRITE=dump.json ${RCTS} run ${one} --dump ${OUT}/dump)
+if(NOT out MATCHES "dump.json")
+  message(FATAL_ERROR "the failure does not name dump.json:\n${out}")
 endif()
 
 # --dump into a non-empty directory refuses and touches nothing ...
@@ -56,8 +56,8 @@ if(NOT rc EQUAL 0)
   message(FATAL_ERROR "--dump-replace failed (${rc}):\n${out}")
 endif()
 expect_only(${OUT}/d selective.core_attn.bf16)
-if(NOT EXISTS ${OUT}/d/selective.core_attn.bf16/index.json)
-  message(FATAL_ERROR "--dump-replace wrote no index.json")
+if(NOT EXISTS ${OUT}/d/selective.core_attn.bf16/cpu/rank0/baseline/dump.json)
+  message(FATAL_ERROR "--dump-replace wrote no dump.json")
 endif()
 file(GLOB left ${OUT}/.*)
 if(left)

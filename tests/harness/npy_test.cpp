@@ -1,4 +1,4 @@
-// .npy writer/reader round trip, header layout, and the dump directory index.
+// .npy writer/reader round trip and header layout.
 #include "harness/lib/npy.hpp"
 
 #include <gtest/gtest.h>
@@ -70,54 +70,6 @@ TEST(Npy, ReadRejectsNonNpy) {
   std::ofstream(dir.path() / "bad.npy") << "not numpy";
   EXPECT_THROW(read_npy(dir.path() / "bad.npy"), Error);
   EXPECT_THROW(read_npy(dir.path() / "missing.npy"), Error);
-}
-
-TEST(DumpWriter, WritesFilesAndIndex) {
-  ScratchDir dir;
-  const Tensor x = tensor_of<bf16>({2}, {bf16{0x3f80}, bf16{0x4000}}, "layers.0/attn:out");
-  const Tensor g = tensor_of<float>({2}, {0.5f, 0.25f}, "layers.0.fc1.weight");
-  std::vector<std::string> files;
-  {
-    DumpWriter w(dir.path() / "dump");
-    files.push_back(w.add(x, "output", "mb0"));
-    files.push_back(w.add(x, "output", "mb0"));  // same name twice: a second file
-    files.push_back(w.add(g, "grad", ""));
-    EXPECT_THROW(w.add(g, "weights", "mb0"), Error);
-    w.finish();
-    EXPECT_THROW(w.add(g, "grad", ""), Error);
-  }
-  EXPECT_EQ(files[0], "output.mb0.layers.0_attn_out.npy");
-  EXPECT_EQ(files[1], "output.mb0.layers.0_attn_out-2.npy");
-  EXPECT_EQ(files[2], "grad.layers.0.fc1.weight.npy");
-
-  const auto index = nlohmann::json::parse(read_all(dir.path() / "dump" / "index.json"));
-  ASSERT_EQ(index.at("tensors").size(), 3u);
-  const auto& e0 = index["tensors"][0];
-  EXPECT_EQ(e0.at("file"), files[0]);
-  EXPECT_EQ(e0.at("name"), "layers.0/attn:out");
-  EXPECT_EQ(e0.at("role"), "output");
-  EXPECT_EQ(e0.at("tag"), "mb0");
-  EXPECT_EQ(e0.at("shape"), nlohmann::json::array({2}));
-  EXPECT_EQ(e0.at("dtype"), "bf16");
-  EXPECT_EQ(e0.at("numpy_dtype"), "<u2");
-  EXPECT_EQ(e0.at("bf16"), true);
-  EXPECT_EQ(e0.at("sha256"), digest_tensor(x).sha256);
-  EXPECT_EQ(index["tensors"][2].at("bf16"), false);
-
-  for (const auto& f : files) EXPECT_TRUE(std::filesystem::exists(dir.path() / "dump" / f)) << f;
-  const NpyFile back = read_npy(dir.path() / "dump" / files[0]);
-  EXPECT_EQ(back.descr, "<u2");
-  EXPECT_EQ(std::memcmp(back.data.data(), x.bytes(), 4), 0);
-}
-
-TEST(DumpWriter, DestructorWritesIndex) {
-  ScratchDir dir;
-  {
-    DumpWriter w(dir.path());
-    w.add(tensor_of<float>({1}, {1.0f}, "x"), "input", "mb1");
-  }
-  const auto index = nlohmann::json::parse(read_all(dir.path() / "index.json"));
-  EXPECT_EQ(index.at("tensors").size(), 1u);
 }
 
 TEST(SafeFileStem, ReplacesUnsafeCharacters) {
