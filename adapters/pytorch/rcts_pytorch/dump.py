@@ -1,0 +1,249 @@
+"""Dump format 1 (docs/dump-format.md) for the PyTorch adapter: reads the parts of an
+rcts baseline dump the adapter starts from (resolved config, parameters before step 0,
+inputs and targets) and writes the adapter's own runs as format-1 dumps.
+
+Promises: every tensor keeps its shape; bf16 is written as its raw bits ('<u2'); each
+tensor's sha256 in the manifest is of exactly the bytes in its .npy file. Reading is
+strict about what it uses: a missing field or a tensor file that disagrees with the
+manifest is a DumpError naming the file and the JSON path.
+"""
+import hashlib
+import json
+import os
+import re
+
+import numpy as np
+import torch
+
+FORMAT = "rcts-dump"
+VERSION = 1
+MANIFEST = "dump.json"
+
+_TORCH = {"f32": torch.float32, "f64": torch.float64, "bf16": torch.bfloat16, "u8": torch.uint8}
+_NUMPY = {"f32": "<f4", "f64": "<f8", "bf16": "<u2", "u8": "|u1"}
+
+
+class DumpError(Exception):
+    pass
+
+
+def dtype_name(t):
+    for name, dt in _TORCH.items():
+        if t.dtype == dt:
+            return name
+    raise DumpError(f"no dump dtype for torch dtype {t.dtype}")
+
+
+def torch_dtype(name):
+    if name not in _TORCH:
+        raise DumpError(f"unknown dtype '{name}' (expected one of {sorted(_TORCH)})")
+    return _TORCH[name]
+
+
+def _to_numpy(t):
+    t = t.detach().contiguous().cpu()
+    if t.dtype == torch.bfloat16:
+        return t.view(torch.int16).numpy().view("<u2")
+    if t.dtype == torch.bool:
+        return t.to(torch.uint8).numpy()
+    return t.numpy()
+
+
+def safe_stem(s):
+    return re.sub(r"[^A-Za-z0-9._-]", "_", s)[:200]
+
+
+def run_dir(root, case_id, backend, run, world_rank=0):
+    """Where a run's dump lives below a dump root (the layout `rcts run --dump` uses)."""
+    return os.path.join(root, safe_stem(case_id), safe_stem(backend), f"rank{world_rank}", safe_stem(run))
+
+
+class Writer:
+    """Writes one dump directory: tensors as .npy, then dump.json last."""
+
+    def __init__(self, directory):
+        self.dir = directory
+        os.makedirs(directory, exist_ok=True)
+        if os.listdir(directory):
+            raise DumpError(f"dump directory {directory} is not empty")
+        self.used = set()
+
+    def tensor(self, t, stem):
+        stem = safe_stem(stem)
+        name, n = stem + ".npy", 2
+        while name in self.used:
+            name, n = f"{stem}-{n}.npy", n + 1
+        self.used.add(name)
+        arr = _to_numpy(t)
+        np.save(os.path.join(self.dir, name), arr, allow_pickle=False)
+        return {"file": name, "dtype": "u8" if t.dtype == torch.bool else dtype_name(t),
+                "shape": list(t.shape), "sha256": hashlib.sha256(arr.tobytes()).hexdigest()}
+
+    def named(self, pairs, prefix):
+        out = []
+        for name, t in pairs:
+            e = self.tensor(t, prefix + name)
+            e["name"] = name
+            out.append(e)
+        return out
+
+    def finish(self, manifest):
+        path = os.path.join(self.dir, MANIFEST)
+        tmp = path + ".tmp"
+        with open(tmp, "w") as f:
+            json.dump(manifest, f, indent=1)
+            f.write("\n")
+        os.replace(tmp, path)
+
+
+class _Json:
+    """A JSON value with its file and path, for errors that say where."""
+
+    def __init__(self, file, value, path=""):
+        self.file, self.value, self.path = file, value, path
+
+    def fail(self, msg):
+        raise DumpError(f"{self.file}: {self.path or '/'}: {msg}")
+
+    def __getitem__(self, key):
+        if isinstance(key, int):
+            if not isinstance(self.value, list) or key >= len(self.value):
+                self.fail(f"expected an array with an element {key}")
+        elif not isinstance(self.value, dict) or key not in self.value:
+            self.fail(f"missing field '{key}'")
+        return _Json(self.file, self.value[key], f"{self.path}/{key}")
+
+    def items(self):
+        if not isinstance(self.value, list):
+            self.fail("expected an array")
+        return [self[i] for i in range(len(self.value))]
+
+
+def _read_tensor(d, entry):
+    fname = entry["file"].value
+    if not isinstance(fname, str) or "/" in fname or fname.startswith("."):
+        entry["file"].fail("a tensor file is a plain file name inside the dump directory")
+    path = os.path.join(d, fname)
+    if not os.path.isfile(path):
+        entry["file"].fail(f"tensor file {path} does not exist")
+    dt = entry["dtype"].value
+    if dt not in _NUMPY:
+        entry["dtype"].fail(f"unknown dtype '{dt}'")
+    try:
+        arr = np.load(path, allow_pickle=False)
+    except Exception as e:  # numpy says what is wrong with the file
+        entry["file"].fail(f"tensor file {path}: {e}")
+    if arr.dtype.str != _NUMPY[dt]:
+        entry["dtype"].fail(f"tensor file {path} holds '{arr.dtype.str}', dtype {dt} is stored as '{_NUMPY[dt]}'")
+    if list(arr.shape) != entry["shape"].value:
+        entry["shape"].fail(f"tensor file {path} has shape {list(arr.shape)}")
+    if hashlib.sha256(np.ascontiguousarray(arr).tobytes()).hexdigest() != entry["sha256"].value:
+        entry["sha256"].fail(f"tensor file {path} has another sha256 (changed after the manifest was written)")
+    arr = np.ascontiguousarray(arr).copy()
+    if dt == "bf16":  # torch has no uint16: reinterpret the raw bits as int16, then bf16
+        return torch.from_numpy(arr.view("<i2")).view(torch.bfloat16)
+    return torch.from_numpy(arr)
+
+
+class BaselineDump:
+    """What the adapter takes from an rcts dump: config, initial parameters, data."""
+
+    def __init__(self, directory):
+        path = os.path.join(directory, MANIFEST)
+        if not os.path.isfile(path):
+            raise DumpError(f"{path}: no dump manifest (a dump directory holds {MANIFEST})")
+        try:
+            with open(path) as f:
+                root = _Json(path, json.load(f))
+        except json.JSONDecodeError as e:
+            raise DumpError(f"{path}: not JSON: {e}") from e
+        if root["format"].value != FORMAT:
+            root["format"].fail(f"not an rcts dump (expected \"{FORMAT}\")")
+        if root["version"].value != VERSION:
+            root["version"].fail(f"the adapter reads dump format version {VERSION}")
+        self.dir = directory
+        self.case_id = root["case"]["id"].value
+        self.run = root["run"]["name"].value
+        self.config = root["config"].value
+        self.implementation = root["implementation"]["name"].value
+        steps = root["steps"]
+        self.params = [(e["name"].value, _read_tensor(directory, e)) for e in steps[0]["params_before"].items()]
+        self.inputs, self.targets, self.outputs = [], [], []
+        self.grads_after = []  # per micro-batch: accumulated parameter gradients
+        self.input_grads, self.losses = [], []
+        for mb in root["micro_batches"].items():
+            self.inputs.append(_read_tensor(directory, mb["input"]))
+            self.targets.append(_read_tensor(directory, mb["target"]))
+            self.outputs.append(_read_tensor(directory, mb["output"]))
+            ig = mb["input_grad"]
+            self.input_grads.append(None if ig.value is None else _read_tensor(directory, ig))
+            self.grads_after.append([(e["name"].value, _read_tensor(directory, e)) for e in mb["param_grads"].items()])
+            self.losses.append(mb["loss"]["value"].value)
+
+
+LAYOUTS = {
+    "tokens": "activations are (s*b, h) row-major with row = s_index * b + b_index (Megatron's [s, b, h])",
+    "linear_weight": "(out_features, in_features): y = x W^T + bias, as torch.nn.Linear",
+    "qkv_rows": "attention.qkv output columns [q | k | v], each h wide and head-major inside (head * d + j)",
+    "fc1_swiglu": "with swiglu, mlp.fc1 output columns [gate | up]: out = silu(gate) * up",
+    "attention_mask": "(b, heads, s_query, s_key), the layout of the softmax probabilities",
+    "hidden_mask": "(s*b, h) in token order, like the activations",
+    "mask_values": "u8, 1 keep / 0 drop; kept values are scaled by 1 / (1 - p)",
+    "bf16": "stored as '<u2' raw bits; dtype 'bf16' in the manifest",
+}
+
+
+def _bits(v):
+    import struct
+    return "0x%016x" % struct.unpack("<Q", struct.pack("<d", v))[0]
+
+
+def write_run(directory, meta, cfg, out, implementation):
+    """Writes one run recorded by driver.run() as a format-1 dump. `meta`: case id and
+    file, run name, role ("baseline", "variant", "rerun"), of_variant and the rank
+    coordinates (rcts's dump of the same run gives them: a case may seed as another rank)."""
+    w = Writer(directory)
+    mbs = []
+    for e in out["micro_batches"]:
+        stem = f"s{e['step']}.mb{e['micro_batch']}"
+        mbs.append({
+            "step": e["step"], "micro_batch": e["micro_batch"],
+            "loss": {"value": e["loss"], "bits": _bits(e["loss"])},
+            "input": w.tensor(e["input"], stem + ".input"),
+            "target": w.tensor(e["target"], stem + ".target"),
+            "output": w.tensor(e["output"], stem + ".output"),
+            "input_grad": None if e["input_grad"] is None else w.tensor(e["input_grad"], stem + ".input_grad"),
+            "param_grads": w.named(e["param_grads"], stem + ".grad."),
+            "rng_after": {"opaque": e["rng_after"]},
+            "saved_bytes_per_layer": e["saved_bytes_per_layer"],
+            "saved_tensors": e["saved_tensors"],
+            "saved_after_forward": e["saved_after_forward"],
+            "host_resident_after_forward": e["host_resident_after_forward"],
+            "offloaded_bytes": e["offloaded_bytes"], "reloaded_bytes": e["reloaded_bytes"]})
+    steps = [{"step": s["step"], "params_before": w.named(s["params_before"], f"s{s['step']}.param."),
+              "grads": w.named(s["grads"], f"s{s['step']}.grad.")} for s in out["steps"]]
+    masks = []
+    for k, m in enumerate(out["masks"]):
+        masks.append({"site": m["site"], "kind": m["kind"], "stream": implementation["generator"],
+                      "step": m["step"], "micro_batch": m["micro_batch"], "draw": m["draw"], "p": m["p"],
+                      "layout": "attention_mask" if m["kind"] == "attention" else "hidden_mask",
+                      "mask": w.tensor(m["mask"], f"mask.{k:05d}.{m['site']}")})
+    run = {"name": meta["run"], "role": meta["role"]}
+    if meta.get("of_variant"):
+        run["of_variant"] = meta["of_variant"]
+    manifest = {
+        "format": FORMAT, "version": VERSION,
+        "case": {"id": meta["case_id"], "file": meta.get("case_file", "")},
+        "run": run,
+        "implementation": {"name": implementation["name"], "version": implementation["version"],
+                           "backend": implementation["backend"], "arithmetic": implementation["name"],
+                           "rng_states": "opaque", "mask_rule": "none"},
+        "rank": meta.get("rank") or {"world_rank": 0, "world_size": 1, "tp": 0, "cp": 0, "dp": 0, "pp": 0,
+                                     "etp": 0, "ep": 0, "edp": 0},
+        "config": cfg, "layouts": LAYOUTS,
+        "micro_batches": mbs, "steps": steps,
+        "parameters": w.named(out["parameters"], "param."),
+        "masks": masks, "counts": out["counts"], "side_effects": out["side_effects"],
+        "memory": {},
+    }
+    w.finish(manifest)

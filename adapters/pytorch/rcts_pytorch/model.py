@@ -1,0 +1,108 @@
+"""The rcts pre-LN GPT block written in plain PyTorch, from the documented rules (design
+§4, docs/decisions.md, the layouts every dump states):
+
+  x -> input_layernorm -> qkv linear -> core attention (q k^T / sqrt(d), causal softmax,
+  attention dropout, times v) -> proj -> hidden dropout + residual -> pre_mlp_layernorm
+  -> fc1 -> GeLU (tanh form) or SwiGLU ([gate | up]) -> fc2 -> hidden dropout + residual
+
+Tokens are (s*b, h) rows with row = s_index * b + b_index; the qkv output columns are
+[q | k | v], each head-major; attention masks are (b, heads, s, s), hidden masks (s*b, h).
+Parameters are f32; activations are held in the config's activation dtype and every op
+computes in f32 and rounds its output once (rcts's mixed-precision rule).
+
+Dense layers only. How a layer is recomputed or offloaded is not decided here: the
+mechanism object (mechanisms.py) wraps the regions it names.
+"""
+import math
+
+import torch
+import torch.nn.functional as F
+
+from . import faults
+
+
+class Layer:
+    def __init__(self, index, params, cfg, act_dtype, rec, mech):
+        self.i, self.p, self.rec, self.mech = index, params, rec, mech
+        m = cfg["model"]
+        self.s, self.b, self.h = m["seq_length"], m["micro_batch_size"], m["hidden_size"]
+        self.a = m["num_attention_heads"]
+        self.d = self.h // self.a
+        self.eps = m["layernorm_epsilon"]
+        self.swiglu = m["activation"] == "swiglu"
+        self.p_attn, self.p_hidden = m["attention_dropout"], m["hidden_dropout"]
+        self.training = cfg["run"]["training"]
+        self.act = act_dtype
+        self.name = f"layers.{index}"
+
+    def w(self, name):
+        return self.p[f"{self.name}.{name}"]
+
+    def round(self, t):
+        return t.to(self.act)
+
+    def layernorm(self, which, x):
+        with self.rec.module(which):
+            return self.round(F.layer_norm(x.float(), (self.h,), self.w(f"{which}.weight"),
+                                           self.w(f"{which}.bias"), self.eps))
+
+    def linear(self, name, x):
+        return self.round(F.linear(x.float(), self.w(f"{name}.weight"), self.w(f"{name}.bias")))
+
+    def dropout(self, x, p, site, kind):
+        return self.rec.dropout(x, p, f"{self.name}.{site}", kind) if self.training else x
+
+    def core_attention(self, qkv):
+        with self.rec.module("attention.core"):
+            s, b, a, d, h = self.s, self.b, self.a, self.d, self.h
+
+            def heads(k):  # (s*b, h) slice -> (b, a, s, d)
+                if faults.active("qkv_interleaved"):
+                    return qkv.float().reshape(s, b, a, 3, d)[:, :, :, k].permute(1, 2, 0, 3)
+                return qkv[:, k * h:(k + 1) * h].float().reshape(s, b, a, d).permute(1, 2, 0, 3)
+
+            q, k, v = heads(0), heads(1), heads(2)
+            scores = torch.matmul(q, k.transpose(-1, -2)) * (1.0 / math.sqrt(d))
+            causal = torch.ones(s, s, dtype=torch.bool).triu(1)
+            probs = self.round(torch.softmax(scores.masked_fill(causal, float("-inf")), dim=-1))
+            dropped = self.dropout(probs, self.p_attn, "attention.dropout", "attention")
+            ctx = torch.matmul(dropped.float(), v)               # (b, a, s, d)
+            return self.round(ctx.permute(2, 0, 1, 3).reshape(s * b, h))
+
+    def attention_branch(self, x):
+        ln = self.mech.region("layernorm", lambda t: self.layernorm("input_layernorm", t), x,
+                              offload="attn_norm")
+        qkv = self.mech.region(None, lambda t: self.linear("attention.qkv", t), ln, offload="qkv_linear")
+        ctx = self.mech.region("core_attn", self.core_attention, qkv, offload="core_attn")
+        out = self.mech.region(None, lambda t: self.linear("attention.proj", t), ctx, offload="attn_proj")
+        return out
+
+    def mlp(self, x):
+        with self.rec.module("mlp"):
+            a = self.linear("mlp.fc1", x)
+            if self.swiglu:
+                f = a.shape[1] // 2
+                af = a.float()
+                g = self.round(F.silu(af[:, :f]) * af[:, f:])
+            else:
+                g = self.round(F.gelu(a.float(), approximate="tanh"))
+            return self.linear("mlp.fc2", g)
+
+    def forward(self, x):
+        with self.rec.module(self.name):
+            attn = self.attention_branch(x)
+            h1 = self.round(x.float() + self.dropout(attn, self.p_hidden, "attention.hidden_dropout", "hidden").float())
+            ln2 = self.mech.region("layernorm", lambda t: self.layernorm("pre_mlp_layernorm", t), h1,
+                                   offload="mlp_norm")
+            m = self.mech.region("mlp", self.mlp, ln2, offload=None)
+            return self.round(h1.float() + self.dropout(m, self.p_hidden, "mlp.hidden_dropout", "hidden").float())
+
+
+class Block:
+    def __init__(self, params, cfg, act_dtype, rec, mech):
+        n = cfg["model"]["num_layers"]
+        self.layers = [Layer(i, params, cfg, act_dtype, rec, mech) for i in range(n)]
+        self.mech = mech
+
+    def forward(self, x):
+        return self.mech.block(self.layers, x)
