@@ -99,15 +99,16 @@ std::optional<Divergence> mask_divergence(const RunRecord& base, const RunRecord
       const ExecPoint at = point_of(run, g, Phase::forward_draw);
       const std::string stream = expected_stream(m.kind, run.config);
       const uint64_t want_seed = expected_stream_seed(stream, run.config.run.seed, run.coords);
-      if (m.generator != stream || m.seed != want_seed)
+      // design §5's seeds bind only an implementation that declares (seed, offset) streams.
+      if (run.seed_offset_rng && (m.generator != stream || m.seed != want_seed))
         return Divergence{at, "forward draw of " + draw(m) + ", design §5 says stream '" + stream + "' seed " +
                                   std::to_string(want_seed)};
       if (k >= base_fwd.size())
         return Divergence{at, "forward draw of " + draw(m) + " has no counterpart: the baseline made " +
                                   std::to_string(base_fwd.size()) + " forward draws"};
       const MaskRecord& b = *base_fwd[k];
-      if (b.site != m.site || b.generator != m.generator || b.seed != m.seed || b.offset != m.offset ||
-          b.numel != m.numel || b.digest != m.digest)
+      const bool same_blocks = !run.seed_offset_rng || (b.generator == m.generator && b.seed == m.seed && b.offset == m.offset);
+      if (b.site != m.site || !same_blocks || b.numel != m.numel || b.digest != m.digest)
         return Divergence{at, "forward draw of " + draw(m) + ", the baseline's drew " + draw(b) +
                                   (b.site == m.site && b.seed == m.seed && b.offset == m.offset ? " (same blocks, other mask)"
                                                                                                  : lateness(m, b))};
@@ -120,7 +121,8 @@ std::optional<Divergence> mask_divergence(const RunRecord& base, const RunRecord
     if (it == last_forward.end())
       return Divergence{at, "recompute draw of " + draw(m) + " comes before any forward draw of that site"};
     const MaskRecord& f = *it->second.m;
-    if (f.seed != m.seed || f.offset != m.offset || f.numel != m.numel || f.p != m.p || f.digest != m.digest) {
+    const bool same_blocks = !run.seed_offset_rng || (f.seed == m.seed && f.offset == m.offset);
+    if (!same_blocks || f.numel != m.numel || f.p != m.p || f.digest != m.digest) {
       const ExecPoint fat = point_of(run, it->second.global_mb, Phase::forward_draw);
       return Divergence{at, "recompute draw of " + draw(m) + ", but the forward draw it replays (step " +
                                 std::to_string(fat.step) + " micro-batch " + std::to_string(fat.micro_batch) +
@@ -136,16 +138,27 @@ std::optional<Divergence> mask_divergence(const RunRecord& base, const RunRecord
 }
 
 std::optional<Divergence> rng_divergence(const RunRecord& base, const RunRecord& run) {
+  if (!run.seed_offset_rng) {
+    // Opaque generator states (another implementation's RNG): only equality with the baseline.
+    const size_t n = std::min(base.rng_after_opaque.size(), run.rng_after_opaque.size());
+    for (size_t i = 0; i < n; ++i)
+      if (base.rng_after_opaque[i] != run.rng_after_opaque[i])
+        return Divergence{point_of(run, static_cast<int>(i), Phase::rng_after),
+                          "generator states after the micro-batch differ from the baseline's (opaque state digests)"};
+    return std::nullopt;
+  }
   for (const char* stream : {"data-parallel-rng", "model-parallel-rng", "expert-parallel-rng"}) {
     const uint64_t want = expected_stream_seed(stream, run.config.run.seed, run.coords);
     auto it = run.rng_initial.tracker.find(stream);
-    if (it == run.rng_initial.tracker.end() || it->second.seed != want || it->second.offset != 0)
-      return Divergence{{0, 0, Phase::seeding},
-                        "'" + std::string(stream) + "' seeded " +
-                            (it == run.rng_initial.tracker.end() ? std::string("never") : it->second.to_string()) +
-                            ", design §5 says seed=" + std::to_string(want) + " offset=0 for tp_rank " +
-                            std::to_string(run.coords.tp) + ", ep_rank " + std::to_string(run.coords.ep) +
-                            ", etp_rank " + std::to_string(run.coords.etp)};
+    if (it == run.rng_initial.tracker.end() || it->second.seed != want || it->second.offset != 0) {
+      std::string why = "'";
+      why.append(stream).append("' seeded ");
+      why.append(it == run.rng_initial.tracker.end() ? std::string("never") : it->second.to_string());
+      why.append(", design §5 says seed=").append(std::to_string(want)).append(" offset=0 for tp_rank ");
+      why.append(std::to_string(run.coords.tp)).append(", ep_rank ").append(std::to_string(run.coords.ep));
+      why.append(", etp_rank ").append(std::to_string(run.coords.etp));
+      return Divergence{{0, 0, Phase::seeding}, why};
+    }
   }
   const size_t n = std::min(base.rng_after.size(), run.rng_after.size());
   for (size_t i = 0; i < n; ++i)
@@ -237,8 +250,9 @@ std::string lead_with_rank_divergences(const std::vector<CaseResult>& per_rank, 
   std::string leads;
   for (size_t r = 0; r < per_rank.size(); ++r) {
     const std::string& reason = per_rank[r].reason;
-    if (reason.rfind(kLead, 0) == 0)
-      leads += (leads.empty() ? "" : "\n") + ("rank " + std::to_string(r) + ": ") + reason.substr(0, reason.find('\n'));
+    if (reason.rfind(kLead, 0) != 0) continue;
+    if (!leads.empty()) leads += '\n';
+    leads.append("rank ").append(std::to_string(r)).append(": ").append(reason, 0, reason.find('\n'));
   }
   if (leads.empty()) return merged;
   std::string rest;

@@ -111,6 +111,34 @@ TEST(FirstDivergence, RngStatesAfterAMicroBatchNameTheStream) {
   EXPECT_NE(d->what.find("'model-parallel-rng' expected"), std::string::npos) << d->what;
 }
 
+// Another implementation's dump (PyTorch: opaque generator states, its own masks): design
+// §5's seeds do not bind it, only equality with its own baseline does.
+RunRecord opaque(const RunRecord& r) {
+  RunRecord o = r;
+  o.seed_offset_rng = false;
+  o.rcts_mask_rule = false;
+  o.rng_initial.tracker.clear();
+  for (auto& m : o.masks) m.generator = "torch-cpu", m.seed = 0, m.offset = 0;
+  o.rng_after_opaque = {{{"torch-cpu", "aa"}}, {{"torch-cpu", "bb"}}};
+  return o;
+}
+
+TEST(FirstDivergence, OpaqueRngIsComparedWithTheBaselineNotWithDesignSeeds) {
+  const RunRecord base = opaque(two_steps());
+  RunRecord run = opaque(two_steps());
+  EXPECT_FALSE(first_divergence(base, run));
+  run.rng_after_opaque[1]["torch-cpu"] = "cc";
+  const auto d = first_divergence(base, run);
+  ASSERT_TRUE(d);
+  EXPECT_EQ(d->at.step, 1);
+  EXPECT_NE(d->what.find("opaque"), std::string::npos) << d->what;
+  run = opaque(two_steps());
+  run.masks[1].digest = 99;  // the second forward draw: another mask
+  const auto m = first_divergence(base, run);
+  ASSERT_TRUE(m);
+  EXPECT_EQ(m->at.step, 1);
+}
+
 TEST(FailureReason, LeadsWithTheCauseAndListsEveryFailingCheckInExecutionOrder) {
   std::vector<CheckResult> checks = {
       {"bitwise", Outcome::fail, "v: 6 of 133 differ", {}, ExecPoint{0, 0, Phase::backward}},
