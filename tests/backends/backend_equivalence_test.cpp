@@ -134,11 +134,13 @@ template <typename T> using Bufs = std::vector<std::unique_ptr<On<T>>>;
 
 TEST_P(Equivalence, Gemm) {
   Data d(1);
-  for (const auto& [M, N, K] : {std::tuple<int64_t, int64_t, int64_t>{1, 1, 1}, {3, 5, 7}, {17, 33, 255}, {5, 3, 256},
-                               {7, 9, 257}, {2, 3, 513}, {4, 4, 0}, {33, 17, 64}})
+  for (const auto& shape : {std::tuple<int64_t, int64_t, int64_t>{1, 1, 1}, {3, 5, 7}, {17, 33, 255}, {5, 3, 256},
+                            {7, 9, 257}, {2, 3, 513}, {4, 4, 0}, {33, 17, 64}})
     for (Trans ta : {Trans::N, Trans::T})
       for (Trans tb : {Trans::N, Trans::T})
         for (bool acc : {false, true}) {
+          // Plain locals, not structured bindings: clang 14 cannot capture those in a lambda.
+          const int64_t M = std::get<0>(shape), N = std::get<1>(shape), K = std::get<2>(shape);
           const std::string what = "gemm " + std::to_string(M) + "x" + std::to_string(N) + "x" + std::to_string(K);
           auto run = [&]<typename T>() {
             const int64_t lda = (ta == Trans::N ? K : M) + 1, ldb = (tb == Trans::N ? N : K) + 2, ldc = N + 3;
