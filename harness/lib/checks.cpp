@@ -172,18 +172,7 @@ CheckResult check_masks(const RunRecord& base, const RunRecord& run, const std::
   // Streams are drawn contiguously from block 0, recompute draws replay their forward.
   if (auto broken = mask_oracle::check_mask_streams(run)) return fail(kind, label + ": " + *broken);
   // Forward draws equal the baseline's, in order.
-  std::vector<const MaskRecord*> mine, theirs;
-  for (const auto& m : run.masks)
-    if (!m.recompute) mine.push_back(&m);
-  for (const auto& m : base.masks)
-    if (!m.recompute) theirs.push_back(&m);
-  if (mine.size() != theirs.size())
-    return fail(kind, label + ": " + std::to_string(mine.size()) + " forward mask draws, baseline has " +
-                          std::to_string(theirs.size()));
-  for (size_t i = 0; i < mine.size(); ++i)
-    if (mine[i]->site != theirs[i]->site || mine[i]->digest != theirs[i]->digest || mine[i]->offset != theirs[i]->offset)
-      return fail(kind, label + ": forward mask " + std::to_string(i) + " (" + mine[i]->site + ") differs from the baseline's (" +
-                            theirs[i]->site + ")");
+  if (auto why = forward_draws_differ(base, run, true)) return fail(kind, label + ": " + *why);
   return pass(kind, label + ": " + std::to_string(regenerated) + " masks regenerate with design §5 seeds, streams drawn "
                         "contiguously, " + std::to_string(recomputed) + " recompute draws replay their forward");
 }

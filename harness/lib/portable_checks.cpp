@@ -1,5 +1,6 @@
 #include "harness/lib/portable_checks.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 
@@ -40,6 +41,29 @@ std::string how_they_differ(const MaskRecord& a, const MaskRecord& b) {
 }
 
 }  // namespace
+
+std::optional<std::string> forward_draws_differ(const RunRecord& base, const RunRecord& run, bool same_offsets) {
+  std::vector<const MaskRecord*> mine, theirs;
+  for (const auto& m : run.masks)
+    if (!m.recompute) mine.push_back(&m);
+  for (const auto& m : base.masks)
+    if (!m.recompute) theirs.push_back(&m);
+  if (mine.size() != theirs.size())
+    return std::to_string(mine.size()) + " forward mask draws, baseline has " + std::to_string(theirs.size());
+  for (size_t i = 0; i < mine.size(); ++i) {
+    const MaskRecord& m = *mine[i];
+    const MaskRecord& t = *theirs[i];
+    const bool offset_differs = same_offsets && m.offset != t.offset;
+    if (m.site != t.site || m.digest != t.digest || offset_differs)
+      return "forward mask " + std::to_string(i) + " (" + draw_str(m) + ") differs from the baseline's (" + draw_str(t) +
+             "): " +
+             (m.site != t.site  ? std::string("another site")
+              : offset_differs ? "drawn at offset " + std::to_string(m.offset) + ", the baseline's at " +
+                                     std::to_string(t.offset)
+                               : how_they_differ(t, m));
+  }
+  return std::nullopt;
+}
 
 CheckResult check_rng_opaque(const RunRecord& base, const RunRecord& run, const std::string& label) {
   const std::string kind = "rng";
@@ -112,21 +136,9 @@ CheckResult check_masks_portable(const RunRecord& base, const RunRecord& run, co
       return fail(kind, label + ": forward draw of " + draw_str(m) + " repeats the mask of " + draw_str(*it->second) +
                             " bit for bit: the generator did not advance between them");
   }
-  std::vector<const MaskRecord*> mine, theirs;
-  for (const auto& m : run.masks)
-    if (!m.recompute) mine.push_back(&m);
-  for (const auto& m : base.masks)
-    if (!m.recompute) theirs.push_back(&m);
-  if (mine.size() != theirs.size())
-    return fail(kind, label + ": " + std::to_string(mine.size()) + " forward mask draws, baseline has " +
-                          std::to_string(theirs.size()));
-  for (size_t i = 0; i < mine.size(); ++i)
-    if (mine[i]->site != theirs[i]->site || mine[i]->digest != theirs[i]->digest)
-      return fail(kind, label + ": forward mask " + std::to_string(i) + " (" + draw_str(*mine[i]) +
-                            ") differs from the baseline's (" + draw_str(*theirs[i]) + "): " +
-                            (mine[i]->site != theirs[i]->site ? std::string("another site")
-                                                              : how_they_differ(*theirs[i], *mine[i])));
-  return pass(kind, label + ": " + std::to_string(mine.size()) + " forward draws equal the baseline's, " +
+  if (auto why = forward_draws_differ(base, run, false)) return fail(kind, label + ": " + *why);
+  const auto forwards = std::count_if(run.masks.begin(), run.masks.end(), [](const MaskRecord& m) { return !m.recompute; });
+  return pass(kind, label + ": " + std::to_string(forwards) + " forward draws equal the baseline's, " +
                         std::to_string(recomputed) +
                         " recompute draws equal their forward draw (no rcts mask rule declared: regeneration and "
                         "stream contiguity not judged)");

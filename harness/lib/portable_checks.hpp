@@ -3,12 +3,18 @@
 // dumps"). checks.cpp hands a run to these when its record says so; rcts's own runs
 // never reach them.
 #pragma once
+#include <optional>
 #include <string>
 
 #include "harness/lib/report.hpp"
 #include "reference/driver/execute.hpp"
 
 namespace rcts::harness {
+
+// The forward draws of `run` against the baseline's, in order (site and mask bits, and
+// with `same_offsets` the Philox offset too): why they differ, or nullopt. Shared by the
+// masks check under rcts's rule and the portable one.
+std::optional<std::string> forward_draws_differ(const RunRecord& base, const RunRecord& run, bool same_offsets);
 
 // Opaque generator states (a digest of each generator's state bytes): after every
 // micro-batch every generator's state equals the baseline's. Seeds are not judged.
