@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "reference/config/validate.hpp"
+#include "reference/modules/token_mixer.hpp"
 #include "reference/core/faults.hpp"
 #include "reference/recompute/checkpoint_function.hpp"
 #include "reference/recompute/checkpoint_state.hpp"
@@ -24,6 +25,8 @@ SelectiveRecompute SelectiveRecompute::from(const Config& c) {
   r.mlp = has("mlp");
   r.moe = has("moe");
   r.layernorm = has("layernorm");
+  r.mla_up_proj = has("mla_up_proj");
+  r.gdn_norm_out = has("gdn_norm_out");
   return r;
 }
 
@@ -42,7 +45,7 @@ TransformerLayer::TransformerLayer(Runtime& rt, int index)
       index_(index),
       recompute_(SelectiveRecompute::from(rt.config)),
       input_layernorm_(rt, path_ + ".input_layernorm", rt.config.model.hidden_size),
-      attention_(rt, path_ + ".attention", recompute_.core_attn, index),
+      attention_(make_token_mixer(rt, path_, recompute_, index)),
       pre_mlp_layernorm_(rt, path_ + ".pre_mlp_layernorm", rt.config.model.hidden_size),
       attn_dropout_{path_ + ".attention.hidden_dropout", "hidden", rt.config.model.hidden_dropout},
       mlp_dropout_{path_ + (moe_layer(rt.config, index) ? ".moe" : ".mlp") + ".hidden_dropout", "hidden",
@@ -88,7 +91,7 @@ Tensor TransformerLayer::forward(SaveContext& ctx, const Tensor& x) {
     auto group = offload_group(rt_, "attn_norm", index_);
     ln1 = norm_forward(ctx, "input_layernorm", input_layernorm_, x);
   }
-  Tensor attn = attention_.forward(actx, ln1);
+  Tensor attn = attention_->forward(actx, ln1);
   if (recompute_.layernorm && ctx.enabled())
     ctx.stashed(norm_checkpoint("input_layernorm"))->discard_output_and_register_recompute(path_ + ".attention.output");
   Tensor h1 = add(rt_, x, dropout_forward(rt_, actx.child("hidden_dropout"), attn_dropout_, attn), path_ + ".residual1");
@@ -130,7 +133,7 @@ Tensor TransformerLayer::backward(SaveContext& ctx, const Tensor& dy) {
   // Attention branch.
   Tensor da = dropout_backward(rt_, actx.child("hidden_dropout"), attn_dropout_, dh1);
   if (!late) norm_fire_recompute(ctx, "input_layernorm");
-  Tensor dln1 = attention_.backward(actx, da);
+  Tensor dln1 = attention_->backward(actx, da);
   if (late) norm_fire_recompute(ctx, "input_layernorm");
   Tensor dx = add(rt_, dh1, norm_backward(ctx, "input_layernorm", input_layernorm_, dln1), path_ + ".input.grad");
   offload_backward_start(rt_, "attn_norm", index_);
@@ -141,7 +144,7 @@ Tensor TransformerLayer::backward(SaveContext& ctx, const Tensor& dy) {
 
 void TransformerLayer::parameters(std::vector<Parameter*>& out) {
   input_layernorm_.parameters(out);
-  attention_.parameters(out);
+  attention_->parameters(out);
   pre_mlp_layernorm_.parameters(out);
   static_cast<Module&>(*mlp_).parameters(out);
 }

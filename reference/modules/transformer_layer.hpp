@@ -11,7 +11,6 @@
 #pragma once
 #include <memory>
 
-#include "reference/modules/attention.hpp"
 #include "reference/modules/layernorm.hpp"
 #include "reference/modules/mlp.hpp"
 #include "reference/modules/moe.hpp"
@@ -23,6 +22,8 @@ struct SelectiveRecompute {
   bool mlp = false;
   bool moe = false;  // the whole MoE layer (normal checkpointing)
   bool layernorm = false;
+  bool mla_up_proj = false;   // MLA's Q/KV up-projection region (output-discarding)
+  bool gdn_norm_out = false;  // GDN's gated output norm (output-discarding)
   static SelectiveRecompute from(const Config& c);  // all false in eval or without selective
 };
 
@@ -47,7 +48,7 @@ class TransformerLayer final : public Module {
   int index_;
   SelectiveRecompute recompute_;
   LayerNorm input_layernorm_;
-  SelfAttention attention_;
+  std::unique_ptr<Module> attention_;  // the token mixer (token_mixer.hpp)
   LayerNorm pre_mlp_layernorm_;
   DropoutSite attn_dropout_, mlp_dropout_;
   bool is_moe_;

@@ -7,6 +7,7 @@
 
 #include "backends/cpu/cpu_backend.hpp"
 #include "reference/driver/model.hpp"
+#include "reference/modules/attention.hpp"
 #include "reference/rng/seeds.hpp"
 
 namespace rcts {
