@@ -7,6 +7,7 @@
 #include "harness/lib/compare.hpp"
 #include "harness/lib/mask_oracle.hpp"
 #include "harness/lib/offload_invariants.hpp"
+#include "harness/lib/pipeline_checks.hpp"
 #include "harness/lib/portable_checks.hpp"
 #include "reference/memory_model/activation_memory.hpp"
 
@@ -39,7 +40,9 @@ std::string expected_stream(const std::string& site_kind, const Config& c) {
   throw Error("unknown dropout site kind '" + site_kind + "'");
 }
 
-uint64_t expected_stream_seed(const std::string& stream, uint64_t seed, const RankCoords& r) {
+uint64_t expected_stream_seed(const std::string& stream, uint64_t seed0, const RankCoords& r) {
+  // Megatron-LM seeds pipeline stage p with seed + 100·p first (design §16).
+  const uint64_t seed = seed0 + 100 * static_cast<uint64_t>(r.pp);
   if (stream == "device-default" || stream == "data-parallel-rng") return seed;
   if (stream == "model-parallel-rng") return seed + 2718 + static_cast<uint64_t>(r.tp);
   if (stream == "expert-parallel-rng") return seed + 1024 + 100 * static_cast<uint64_t>(r.ep) + static_cast<uint64_t>(r.etp);
@@ -67,9 +70,13 @@ CheckResult check_bitwise(const RunRecord& base, const RunRecord& run, const std
     differing.push_back(name);
     if (first_report.empty()) first_report = d.message();
   };
-  for (size_t i = 0; i < base.losses.size(); ++i) {
-    ++compared;
-    if (std::memcmp(&base.losses[i], &run.losses[i], sizeof(double)) != 0) {
+  if (base.outputs.size() != run.outputs.size())
+    return fail(kind, label + ": " + std::to_string(run.outputs.size()) + " outputs, baseline has " +
+                          std::to_string(base.outputs.size()));
+  // Every pipeline stage has outputs and input grads, only the last one losses (design §16).
+  for (size_t i = 0; i < std::max(base.losses.size(), base.outputs.size()); ++i) {
+    if (i < base.losses.size()) ++compared;
+    if (i < base.losses.size() && std::memcmp(&base.losses[i], &run.losses[i], sizeof(double)) != 0) {
       differing.push_back("loss (" + mb_label(base, i) + ")");
       if (first_report.empty()) {
         std::ostringstream os;
@@ -79,6 +86,7 @@ CheckResult check_bitwise(const RunRecord& base, const RunRecord& run, const std
         first_report = os.str();
       }
     }
+    if (i >= base.outputs.size()) continue;
     tensor(base.outputs[i], run.outputs[i], "output (" + mb_label(base, i) + ")");
     tensor(base.input_grads[i], run.input_grads[i], "input grad (" + mb_label(base, i) + ")");
   }
@@ -133,9 +141,10 @@ CheckResult check_rng(const RunRecord& base, const RunRecord& run, const std::st
                             ", ep_rank " + std::to_string(run.coords.ep) + ", etp_rank " +
                             std::to_string(run.coords.etp));
   }
-  if (run.rng_initial.device.seed != run.config.run.seed)
+  if (const uint64_t want = expected_stream_seed("device-default", run.config.run.seed, run.coords);
+      run.rng_initial.device.seed != want)
     return fail(kind, label + ": device default generator seeded " + run.rng_initial.device.to_string() +
-                          ", expected seed=" + std::to_string(run.config.run.seed));
+                          ", expected seed=" + std::to_string(want) + " (pp_rank " + std::to_string(run.coords.pp) + ")");
   if (base.rng_after.size() != run.rng_after.size()) return fail(kind, label + ": micro-batch counts differ");
   for (size_t i = 0; i < base.rng_after.size(); ++i)
     if (!(base.rng_after[i] == run.rng_after[i]))
@@ -192,6 +201,10 @@ CheckResult check_memory(const MemoryExpect& expect, const RunRecord& base, cons
     detail += "per-layer bytes equal the analytic model";
     if (const std::string why = backward_peak_unmodelled(run.config); !why.empty()) {
       detail += "; backward peak not compared (" + why + ")";
+    } else if (run.config.parallel.pipeline_model_parallel_size > 1) {
+      // Under 1F1B micro-batches overlap: the stage's peak over the whole schedule.
+      if (auto why = pipeline_peak_differs(run)) return fail(kind, label + ": " + *why);
+      detail += ", in-flight peak as the model (stage " + std::to_string(run.coords.pp) + ")";
     } else if (run.saved_peaks.empty()) {  // a dump without per-micro-batch peaks
       detail += "; backward peak not compared (the run records no saved_peak)";
     } else {

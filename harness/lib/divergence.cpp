@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <cstring>
 #include <map>
+#include <tuple>
 
 #include "harness/lib/checks.hpp"
 #include "harness/lib/compare.hpp"
@@ -90,7 +91,8 @@ std::optional<Divergence> mask_divergence(const RunRecord& base, const RunRecord
     const MaskRecord* m;
     int global_mb;
   };
-  std::map<std::string, Forward> last_forward;  // per site
+  // Per (site, step, micro-batch): a pipeline stage holds several micro-batches (design §16).
+  std::map<std::tuple<std::string, int, int>, Forward> last_forward;
   size_t k = 0;                                // forward draws so far
   int g = 0;                                   // global micro-batch of the latest forward draw
   for (const MaskRecord& m : run.masks) {
@@ -112,12 +114,12 @@ std::optional<Divergence> mask_divergence(const RunRecord& base, const RunRecord
         return Divergence{at, "forward draw of " + draw(m) + ", the baseline's drew " + draw(b) +
                                   (b.site == m.site && b.seed == m.seed && b.offset == m.offset ? " (same blocks, other mask)"
                                                                                                  : lateness(m, b))};
-      last_forward[m.site] = {&m, g};
+      last_forward[{m.site, m.step, m.micro_batch}] = {&m, g};
       ++k;
       continue;
     }
     const ExecPoint at = point_of(run, g, Phase::recompute_draw);
-    auto it = last_forward.find(m.site);
+    auto it = last_forward.find({m.site, m.step, m.micro_batch});
     if (it == last_forward.end())
       return Divergence{at, "recompute draw of " + draw(m) + " comes before any forward draw of that site"};
     const MaskRecord& f = *it->second.m;

@@ -338,6 +338,10 @@ fs::path dump_dir_of(const fs::path& root, const std::string& case_id, const std
 }
 
 void write_dump(const fs::path& dir, const DumpMeta& meta, const RunRecord& r) {
+  // Format 1 has a loss per micro-batch on every rank; a pipeline stage but the last has none.
+  RCTS_CHECK(r.config.parallel.pipeline_model_parallel_size == 1,
+             "dump " + dir.string() + ": dumps of pipeline-parallel runs (pipeline_model_parallel_size = " +
+                 std::to_string(r.config.parallel.pipeline_model_parallel_size) + ") are not implemented yet");
   const int n = r.micro_batches_total();
   const int steps = r.config.run.steps;
   RCTS_CHECK(static_cast<int>(r.targets.size()) == n && static_cast<int>(r.params_before_step.size()) == steps &&

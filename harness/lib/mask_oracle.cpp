@@ -4,6 +4,7 @@
 
 #include <cstring>
 #include <map>
+#include <tuple>
 
 #include "reference/core/error.hpp"
 #include "reference/driver/execute.hpp"
@@ -88,13 +89,16 @@ std::optional<std::string> check_mask_streams(const RunRecord& run) {
     const MaskRecord* last = nullptr;  // its latest forward draw
   };
   std::map<uint64_t, Stream> by_seed;
-  std::map<std::string, const MaskRecord*> last_forward;  // per site
+  // Per (site, step, micro-batch): under a pipeline schedule a stage holds several
+  // micro-batches, so a recompute replays its own micro-batch's forward (design §16).
+  using Key = std::tuple<std::string, int, int>;
+  std::map<Key, const MaskRecord*> last_forward;
   for (const MaskRecord& m : run.masks) {
     if (m.recompute) {
-      auto it = last_forward.find(m.site);
+      auto it = last_forward.find(Key{m.site, m.step, m.micro_batch});
       if (it == last_forward.end())
         return "recompute draw of " + draw_str(m) + " (seed " + std::to_string(m.seed) + " block " +
-               std::to_string(m.offset) + ") comes before any forward draw of that site";
+               std::to_string(m.offset) + ") comes before any forward draw of that site in its step and micro-batch";
       const MaskRecord& f = *it->second;
       if (f.micro_batch != m.micro_batch || f.seed != m.seed || f.offset != m.offset || f.numel != m.numel ||
           f.p != m.p || f.digest != m.digest)
@@ -125,7 +129,7 @@ std::optional<std::string> check_mask_streams(const RunRecord& run) {
     }
     s.next = m.offset + blocks_for(m.numel);
     s.last = &m;
-    last_forward[m.site] = &m;
+    last_forward[Key{m.site, m.step, m.micro_batch}] = &m;
   }
   if (run.rng_after.empty()) return std::nullopt;
   // The generators themselves must agree with the log: nothing consumed a stream

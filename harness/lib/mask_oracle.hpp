@@ -10,8 +10,9 @@
 //    elements at block o is followed by the stream's next draw at o + ceil(n / 4),
 //    across layers, micro-batches and steps (no block reused, none skipped);
 //  - two stream names never share a seed (their blocks would overlap);
-//  - a recompute draw repeats exactly (seed, offset, n, p, digest, micro-batch) the
-//    latest forward draw of the same site, and consumes nothing;
+//  - a recompute draw repeats exactly (seed, offset, n, p, digest) the latest forward
+//    draw of the same site in its step and micro-batch (a pipeline stage holds several
+//    micro-batches at once, design §16), and consumes nothing;
 //  - after the last micro-batch each generator (device default, every tracker
 //    stream) stands where its last draw ended (block 0 if it never drew).
 #pragma once

@@ -79,7 +79,7 @@ RankContext rank_context(const Config& cfg, const Case& c, const RunOptions& o) 
   }
   const auto& p = cfg.parallel;
   rc.layout = make_layout(o.world->size(), p.tensor_model_parallel_size, p.expert_model_parallel_size,
-                          p.expert_tensor_parallel_size);
+                          p.expert_tensor_parallel_size, p.pipeline_model_parallel_size);
   if (!o.records || o.reference)  // dumps need no communication, rcts's reference runs do
     rc.groups.emplace(make_groups(o.device_world ? *o.device_world : *o.world, rc.layout));
   rc.coords = coords_of(rc.layout, o.world->rank());

@@ -12,7 +12,7 @@
 namespace rcts {
 
 struct ModelConfig {
-  int num_layers = 2;          // L (layers of this pipeline stage)
+  int num_layers = 2;          // L, the whole model; a pipeline stage holds L / pp (design §16)
   int hidden_size = 64;        // h
   int num_attention_heads = 4; // a
   int seq_length = 16;         // s

@@ -48,6 +48,20 @@ std::vector<ConfigIssue> check_supported(const Config& c, const Supported& s) {
   gap(p.pipeline_model_parallel_size > 1, s.pipeline_parallel,
       "parallel.pipeline_model_parallel_size = " + std::to_string(p.pipeline_model_parallel_size),
       {"parallel.pipeline_model_parallel_size"});
+  if (p.pipeline_model_parallel_size > 1) {
+    // What the 1F1B schedule does not cover yet (design §16).
+    const std::string pp = "with parallel.pipeline_model_parallel_size = " + std::to_string(p.pipeline_model_parallel_size);
+    gap(m.fp8.has_value(), false,
+        "model.fp8 " + pp + " (delayed scaling replays the latest forward's scale; under 1F1B a stage holds "
+        "several micro-batches, so a recompute would need its own forward's)",
+        {"model.fp8", "parallel.pipeline_model_parallel_size"});
+    gap(c.offload.fine_grained_activation_offloading, false,
+        "offload.fine_grained_activation_offloading " + pp + " (Megatron-LM's per-virtual-stage chunks and warm-up)",
+        {"offload.fine_grained_activation_offloading", "parallel.pipeline_model_parallel_size"});
+    gap(p.sequence_parallel, false, "parallel.sequence_parallel " + pp,
+        {"parallel.sequence_parallel", "parallel.pipeline_model_parallel_size"});
+    gap(m.num_moe_experts > 0, false, "MoE layers " + pp, {"model.num_moe_experts", "parallel.pipeline_model_parallel_size"});
+  }
   gap(c.offload.fine_grained_activation_offloading, s.fine_grained_offload,
       "offload.fine_grained_activation_offloading = true", {"offload.fine_grained_activation_offloading"});
   gap(c.offload.cpu_offloading, s.cpu_offloading, "offload.cpu_offloading = true", {"offload.cpu_offloading"});

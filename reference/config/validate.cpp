@@ -144,6 +144,14 @@ const std::vector<Rule>& rules() {
          check_min(e, "parallel.expert_model_parallel_size", p.expert_model_parallel_size, 1);
          check_min(e, "parallel.expert_tensor_parallel_size", p.expert_tensor_parallel_size, 1);
        }},
+      {"pipeline.num_layers_divisible", false, [](const Config& c, Emit& e) {
+         // num_layers is the whole model (design §16): every stage gets num_layers / pp.
+         const int pp = c.parallel.pipeline_model_parallel_size;
+         if (pp > 1 && c.model.num_layers % pp != 0)
+           e("model.num_layers = " + num(c.model.num_layers) + " is not divisible by parallel.pipeline_model_parallel_size = " +
+                 num(pp) + " (every stage holds num_layers / pp layers)",
+             {"model.num_layers", "parallel.pipeline_model_parallel_size"});
+       }},
       {"run.range", true, [](const Config& c, Emit& e) {
          check_min(e, "run.micro_batches", c.run.micro_batches, 1);
          check_min(e, "run.steps", c.run.steps, 1);
@@ -288,10 +296,12 @@ const std::vector<Rule>& rules() {
          // Megatron checks only "is set": N = 0 loops forever with uniform.
          if (!is_full(c)) return;
          const auto& n = c.recompute.recompute_num_layers;
-         int L = c.model.num_layers;
+         // Layers per pipeline stage (design §16); num_layers itself at pp = 1.
+         const int pp = c.parallel.pipeline_model_parallel_size;
+         const int L = pp > 1 ? c.model.num_layers / pp : c.model.num_layers;
          if (!n || *n < 1 || *n > L)
-           e("recompute.recompute_num_layers = " + opt(n) + " must be in [1, num_layers = " + num(L) +
-                 "] for recompute_granularity = full",
+           e("recompute.recompute_num_layers = " + opt(n) + " must be in [1, " +
+                 (pp > 1 ? "layers per stage = " : "num_layers = ") + num(L) + "] for recompute_granularity = full",
              {"recompute.recompute_num_layers", "model.num_layers"});
        }},
       {"recompute.selective_forbids_num_layers", false, [](const Config& c, Emit& e) {

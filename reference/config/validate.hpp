@@ -43,7 +43,7 @@ struct Supported {
   bool mla = false;
   bool gdn = false;
   bool tensor_parallel = true;     // TP > 1 (and so SP, distribute_saved_activations)
-  bool pipeline_parallel = false;  // PP > 1
+  bool pipeline_parallel = true;   // PP > 1 (1F1B, design §16; the combinations it lacks are gaps)
   bool fine_grained_offload = true;
   bool expert_offload = true;      // offload_modules expert_fc1 / moe_act
   bool cpu_offloading = true;

@@ -1,5 +1,8 @@
 #include "reference/driver/execute.hpp"
 
+#include "reference/core/error.hpp"
+#include "reference/driver/pipeline.hpp"
+
 namespace rcts {
 
 namespace {
@@ -39,7 +42,15 @@ RunRecord execute(const Config& config, Backend& backend, RankCoords coords, con
     rt.etp_group = &groups->etp();
     rt.edp_group = &groups->edp();
   }
-  seed_runtime(rt, coords.tp, coords.ep, coords.etp);
+  const int pp = config.parallel.pipeline_model_parallel_size;
+  RCTS_CHECK(pp == 1 || (groups && groups->layout().pp == pp),
+             "pipeline_model_parallel_size = " + std::to_string(pp) + " needs process groups with " +
+                 std::to_string(pp) + " pipeline stages (run it under mpirun with a multiple of " + std::to_string(pp) +
+                 " ranks)");
+  // Only the last pipeline stage computes the loss (design §16).
+  const bool has_loss = pp == 1 || pipeline_next(groups->layout(), groups->world_rank()) < 0;
+  rt.pp_rank = coords.pp;
+  seed_runtime(rt, coords.tp, coords.ep, coords.etp, coords.pp);
   rec.rng_initial = rt.rng.all_states();
   {
     GptModel model(rt);
@@ -52,21 +63,19 @@ RunRecord execute(const Config& config, Backend& backend, RankCoords coords, con
     for (int step = 0; step < run.steps; ++step) {
       zero_grads(params);
       if (all) rec.params_before_step.push_back(keep_all(params, false));
-      for (int mb = 0; mb < run.micro_batches; ++mb) {
-        const size_t log_before = rt.save_log.records().size();
-        const std::string at = "step " + std::to_string(step) + " mb " + std::to_string(mb);
-        const EndMark end{timeline, at + " end"};  // declared first: set once `m` is gone
-        MicroBatch m = model.start(step, mb);
-        timeline.mark(at + " forward");
-        model.forward(m);
-        model.loss(m);
-        timeline.mark(at + " backward");
-        model.backward(m);
+      // What one finished micro-batch leaves in the record; `logged` are the ranges of
+      // the save log its forward and backward wrote.
+      const auto record = [&](MicroBatch& m, const SaveLogRanges& logged) {
+        const auto saves_of = [&] {
+          std::vector<SaveRecord> out;
+          for (const auto& [b, e] : logged)
+            out.insert(out.end(), rt.save_log.records().begin() + static_cast<std::ptrdiff_t>(b),
+                       rt.save_log.records().begin() + static_cast<std::ptrdiff_t>(e));
+          return out;
+        };
         const MicroBatchResult& r = m.result;
-        if (step == 0 && mb == 0)
-          rec.saves.assign(rt.save_log.records().begin() + static_cast<std::ptrdiff_t>(log_before),
-                           rt.save_log.records().end());
-        rec.losses.push_back(r.loss);
+        if (step == 0 && r.micro_batch == 0) rec.saves = saves_of();
+        if (has_loss) rec.losses.push_back(r.loss);
         rec.inputs.push_back(keep(m.input));
         rec.outputs.push_back(keep(r.output));
         rec.input_grads.push_back(keep(r.input_grad));
@@ -80,8 +89,23 @@ RunRecord execute(const Config& config, Backend& backend, RankCoords coords, con
         if (all) {
           rec.targets.push_back(keep(m.target));
           rec.grads_after_micro_batch.push_back(keep_all(params, true));
-          rec.saves_per_micro_batch.emplace_back(rt.save_log.records().begin() + static_cast<std::ptrdiff_t>(log_before),
-                                                 rt.save_log.records().end());
+          rec.saves_per_micro_batch.push_back(saves_of());
+        }
+      };
+      if (pp > 1) {
+        pipeline_step(model, rt, *groups, step, timeline, record);  // design §16
+      } else {
+        for (int mb = 0; mb < run.micro_batches; ++mb) {
+          const size_t log_before = rt.save_log.records().size();
+          const std::string at = "step " + std::to_string(step) + " mb " + std::to_string(mb);
+          const EndMark end{timeline, at + " end"};  // declared first: set once `m` is gone
+          MicroBatch m = model.start(step, mb);
+          timeline.mark(at + " forward");
+          model.forward(m);
+          model.loss(m);
+          timeline.mark(at + " backward");
+          model.backward(m);
+          record(m, {{log_before, rt.save_log.records().size()}});
         }
       }
       model.finish_step();

@@ -5,6 +5,7 @@
 // copied out of the run's tracked (device) memory into host memory, so the record
 // outlives the Runtime and the harness can read it on any backend.
 #pragma once
+#include <algorithm>
 #include <map>
 #include <optional>
 #include <set>
@@ -28,6 +29,10 @@ struct RunRecord {
   RankCoords coords;
   std::vector<Segment> plan;
   RngStates rng_initial;
+  // Under pipeline parallelism (design §16) a rank records its stage: inputs are what
+  // it received (stage 0: the data), outputs its block output (the last stage: what
+  // the loss sees), input_grads what it sends back, params/grads/masks/counts/saves
+  // its own layers; losses are empty on every stage but the last.
   std::vector<double> losses;                  // per (step, micro-batch), in run order
   std::vector<Tensor> inputs, outputs, input_grads;  // per (step, micro-batch)
   std::vector<RngStates> rng_after;            // per (step, micro-batch)
@@ -73,7 +78,11 @@ struct RunRecord {
   // moved off the device and back, per (step, micro-batch).
   std::vector<int64_t> offloaded_bytes, reloaded_bytes;
 
-  int micro_batches_total() const { return static_cast<int>(losses.size()); }
+  // Micro-batches of the run: every stage records rng_after and inputs, only the last
+  // pipeline stage losses (design §16).
+  int micro_batches_total() const {
+    return static_cast<int>(std::max({losses.size(), rng_after.size(), inputs.size(), rng_after_opaque.size()}));
+  }
 };
 
 struct ExecuteOptions {

@@ -7,11 +7,11 @@
 
 namespace rcts {
 
-void seed_runtime(Runtime& rt, int tp_rank, int ep_rank, int etp_rank) {
+void seed_runtime(Runtime& rt, int tp_rank, int ep_rank, int etp_rank, int pp_rank) {
   SeedFaults faults;
   faults.tp_without_rank = fault_on(Fault::tp_seed_without_rank);
   faults.ep_without_rank = fault_on(Fault::ep_seed_without_rank);
-  model_parallel_seed(rt.rng, rt.config.run.seed, tp_rank, ep_rank, etp_rank, faults);
+  model_parallel_seed(rt.rng, pipeline_stage_seed(rt.config.run.seed, pp_rank), tp_rank, ep_rank, etp_rank, faults);
 }
 
 MicroBatch::MicroBatch(int step, int micro_batch, SaveLog* log, bool training) : root("", log, training) {

@@ -72,7 +72,8 @@ class GptModel {
 };
 
 // Seeds the runtime's RNG as Megatron's model_parallel_cuda_manual_seed does,
-// honouring the seed mutants. Ranks are (tp, ep, etp).
-void seed_runtime(Runtime& rt, int tp_rank = 0, int ep_rank = 0, int etp_rank = 0);
+// honouring the seed mutants. Ranks are (tp, ep, etp); a pipeline stage first offsets
+// the seed by 100 · pp_rank as Megatron-LM's training setup does (design §16).
+void seed_runtime(Runtime& rt, int tp_rank = 0, int ep_rank = 0, int etp_rank = 0, int pp_rank = 0);
 
 }  // namespace rcts

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 
+#include "reference/config/pipeline_stage.hpp"
 #include "reference/config/validate.hpp"
 #include "reference/memory_model/checked_math.hpp"
 #include "reference/core/error.hpp"
@@ -163,13 +164,16 @@ int64_t selective_layer_worst(const LayerMemory& full, const LayerMemory& kept, 
 
 }  // namespace
 
-StageMemory stage_memory(const Config& c) {
+StageMemory stage_memory(const Config& c, int pp_rank) {
   validate_or_throw(c, "memory model");
   RCTS_CHECK(c.model.num_moe_experts == 0 && !c.model.multi_latent_attention && !c.model.gated_delta_net,
              "memory model: covers dense GPT layers only (MoE, MLA and GDN are not modelled)");
   const MemoryDims m = MemoryDims::from(c);
   const RecomputeConfig r = effective_recompute(c.recompute);
-  const int L = c.model.num_layers;
+  const int pp = c.parallel.pipeline_model_parallel_size;
+  RCTS_CHECK(pp_rank >= 0 && pp_rank < pp, "memory model: pipeline stage " + std::to_string(pp_rank) +
+                                               " is not one of pp = " + std::to_string(pp));
+  const int L = layers_per_stage(c);  // every stage alike: dense layers, block N from the stage's first
 
   StageMemory st;
   const LayerMemory full = layer_memory(m);
@@ -243,7 +247,8 @@ StageMemory stage_memory(const Config& c) {
       prefix = checked_add(prefix, st.layers[static_cast<size_t>(i)].total(), "stage bytes");
   }
   st.stored_bytes = prefix;
-  st.in_flight = std::min(c.parallel.pipeline_model_parallel_size, c.run.micro_batches);
+  // 1F1B: stage p runs min(pp - p - 1, M) warm-up forwards before its first backward (design §16).
+  st.in_flight = std::min(pp - pp_rank, c.run.micro_batches);
   st.in_flight_bytes = checked_mul(st.in_flight, st.stored_bytes, "in-flight bytes");
   st.peak_in_flight_bytes = checked_add(checked_mul(st.in_flight - 1, st.stored_bytes, "in-flight bytes"),
                                         st.peak_backward_bytes, "peak in-flight bytes");

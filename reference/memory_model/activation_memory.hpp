@@ -111,7 +111,8 @@ LayerMemory layer_memory(const MemoryDims& m, const std::vector<std::string>& se
 // or /t as flat shards with distribute_saved_activations).
 LayerMemory chunk_input_memory(const MemoryDims& m, bool distribute);
 
-// Per-layer saved bytes of one pipeline stage under the config's recompute settings.
+// Per-layer saved bytes of one pipeline stage under the config's recompute settings
+// (model.num_layers is the whole model; a stage holds num_layers / pp of them).
 struct StageMemory {
   std::vector<LayerMemory> layers;   // saved tensors of layer i
   std::vector<std::string> roles;    // e.g. "chunk [0,4) input", "inside chunk [0,4)"
@@ -121,13 +122,15 @@ struct StageMemory {
   // Saved + checkpoint-input bytes at the worst moment of backward (derivation
   // above). No gradients, no workspace.
   int64_t peak_backward_bytes = 0;
-  int in_flight = 1;                 // P = min(pp, micro_batches) (1F1B, first stage)
+  int in_flight = 1;                 // P = min(pp - pp_rank, micro_batches) (1F1B, design §16)
   int64_t in_flight_bytes = 0;       // P · stored_bytes
   int64_t peak_in_flight_bytes = 0;  // (P - 1) · stored_bytes + peak_backward_bytes
   std::vector<int64_t> per_layer_bytes() const;
 };
-// Validates the config (validate_or_throw) and covers dense layers only.
-StageMemory stage_memory(const Config& c);
+// Pipeline stage pp_rank (its num_layers / pp layers; design §16) of a config.
+// Validates the config (validate_or_throw) and covers dense layers only. Stage 0,
+// the default, holds the most micro-batches in flight.
+StageMemory stage_memory(const Config& c, int pp_rank = 0);
 // Why peak_backward_bytes is not the exact device peak of a run of `c` ("" when it is).
 std::string backward_peak_unmodelled(const Config& c);
 

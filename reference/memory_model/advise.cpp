@@ -7,6 +7,7 @@
 
 #include "reference/config/config_error.hpp"
 #include "reference/config/config_json.hpp"
+#include "reference/config/pipeline_stage.hpp"
 #include "reference/config/validate.hpp"
 #include "reference/core/error.hpp"
 #include "reference/memory_model/activation_memory.hpp"
@@ -80,7 +81,7 @@ Advice advise(const Config& base, int64_t budget_bytes, const std::string& where
   a.base = base;
   a.budget_bytes = budget_bytes;
   const int64_t t = base.parallel.tensor_model_parallel_size;
-  for (AdviceCandidate& c : candidate_settings(m.num_layers)) {
+  for (AdviceCandidate& c : candidate_settings(layers_per_stage(base))) {  // N = 1 .. layers of a stage
     Config cfg = base;
     cfg.recompute = c.recompute;
     cfg.recompute.distribute_saved_activations = false;

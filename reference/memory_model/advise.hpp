@@ -6,7 +6,7 @@
 // Candidates (dense layers; the model covers no MoE, MLA or GDN):
 //   selective []                    the empty control (nothing recomputed)
 //   selective S                     every non-empty S ⊆ {core_attn, mlp, layernorm}
-//   full uniform N, full block N    N = 1 .. L (L: layers of this pipeline stage)
+//   full uniform N, full block N    N = 1 .. L (L: layers of one pipeline stage, num_layers / pp)
 // A candidate the validation rules reject for this config (e.g. layernorm under FP8
 // delayed scaling, full recompute under per-layer CUDA graphs) is listed as invalid with
 // the rule's code and never fits.

@@ -5,6 +5,7 @@
 #include <cstdarg>
 #include <cstdio>
 
+#include "reference/config/pipeline_stage.hpp"
 #include "reference/config/validate.hpp"
 #include "reference/memory_model/activation_memory.hpp"
 #include "reference/memory_model/checkpoint_math.hpp"
@@ -58,7 +59,7 @@ json memory_report_json(const Config& c) {
   const StageMemory st = stage_memory(c);  // validates
   const MemoryDims m = MemoryDims::from(c);
   const RecomputeConfig r = effective_recompute(c.recompute);
-  const int L = c.model.num_layers;
+  const int L = layers_per_stage(c);  // design §16: the layers of one pipeline stage
   const double sbh = static_cast<double>(m.sbh());
 
   json j;

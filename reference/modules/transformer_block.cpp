@@ -40,8 +40,10 @@ class TransformerBlock::Chunk final : public Region {
   Segment seg_;
 };
 
-TransformerBlock::TransformerBlock(Runtime& rt) : rt_(rt), plan_(recompute_plan(rt.config)) {
-  for (int i = 0; i < rt.config.model.num_layers; ++i) layers_.push_back(std::make_unique<TransformerLayer>(rt, i));
+TransformerBlock::TransformerBlock(Runtime& rt) : rt_(rt), plan_(recompute_plan(rt.config, rt.pp_rank)) {
+  // The stage's layers under their global indices (design §16); all of them at pp = 1.
+  const StageLayers stage = stage_layers(rt.config, rt.pp_rank);
+  for (int i = 0; i < stage.count; ++i) layers_.push_back(std::make_unique<TransformerLayer>(rt, stage.first + i));
   for (const auto& seg : plan_) chunks_.push_back(std::make_unique<Chunk>(layers_, seg));
   saved_per_layer_.assign(layers_.size(), 0);
 }

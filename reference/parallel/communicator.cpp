@@ -10,6 +10,18 @@ std::unique_ptr<Communicator> Communicator::split(int, int) {
   throw Error("backend '" + backend() + "' cannot create sub-communicators (split)");
 }
 
+void Communicator::send(const void*, int64_t, int) {
+  throw Error("backend '" + backend() + "' has no point-to-point send (pipeline parallelism needs it)");
+}
+
+void Communicator::recv(void*, int64_t, int) {
+  throw Error("backend '" + backend() + "' has no point-to-point recv (pipeline parallelism needs it)");
+}
+
+void Communicator::send_recv(const void*, int64_t, int, void*, int64_t, int) {
+  throw Error("backend '" + backend() + "' has no point-to-point send_recv (pipeline parallelism needs it)");
+}
+
 std::vector<int> Communicator::summation_order() const {
   const int n = size();
   const int first = fault_on(Fault::reduction_arrival_order) ? rank() : 0;

@@ -2,6 +2,9 @@
 // (all_gather, all_to_allv, broadcast, barrier, split); sums over ranks are
 // reference/parallel/reduce.hpp, which gathers with these and adds on the compute
 // backend in summation_order(), so every communicator reduces in the same order.
+// Point to point (send, recv, send_recv) carries pipeline activations and gradients
+// between neighbouring stages (design §16): blocking, delivered in posting order per
+// peer, the byte count checked on arrival.
 //
 // The mutant Fault::reduction_arrival_order replaces rank order by "own rank first"
 // (r, r+1, ..., size-1, 0, ..., r-1), which is what a reduction that adds in arrival
@@ -43,6 +46,16 @@ class Communicator {
   // Collective: ranks passing the same `color` form one new communicator, ranked by
   // `key` (ties by rank()). Backends that cannot split throw.
   virtual std::unique_ptr<Communicator> split(int color, int key);
+
+  // --- point to point (pipeline stages); implementations without it throw ----------
+  // Blocks until `bytes` bytes went to rank `dest` (may return once they are buffered).
+  virtual void send(const void* data, int64_t bytes, int dest);
+  // Blocks until exactly `bytes` bytes arrived from rank `src` (another count: an error).
+  virtual void recv(void* data, int64_t bytes, int src);
+  // Both at once, neither waiting for the other first (Megatron-LM's
+  // send_forward_recv_backward / send_backward_recv_forward), so two neighbours that
+  // exchange in the same call cannot deadlock.
+  virtual void send_recv(const void* send, int64_t send_bytes, int dest, void* recv, int64_t recv_bytes, int src);
 
   // --- typed helpers, implemented once for every implementation -------------------
   // all_to_allv with the same block size for every peer: the block for rank p sits at

@@ -59,7 +59,7 @@ std::string_view group_name(GroupKind k) {
   return "?";
 }
 
-GroupLayout make_layout(int world, int tp, int ep, int etp) {
+GroupLayout make_layout(int world, int tp, int ep, int etp, int pp) {
   const auto positive = [](const char* what, int v) {
     RCTS_CHECK(v >= 1, std::string("process groups: ") + what + " must be >= 1, got " + std::to_string(v));
   };
@@ -67,7 +67,9 @@ GroupLayout make_layout(int world, int tp, int ep, int etp) {
   positive("tp", tp);
   positive("ep", ep);
   positive("etp", etp);
+  positive("pp", pp);
   GroupLayout l;
+  l.pp = pp;
   l.world = world;
   l.tp = tp;
   l.ep = ep;
@@ -101,6 +103,17 @@ RankCoords coords_of(const GroupLayout& l, int world_rank) {
 }
 
 int group_size(const GroupLayout& l, GroupKind k) { return axis_of(l, k).size; }
+
+// pp is the slowest axis of both parts: one stage is tp * cp * dp world ranks.
+int pipeline_prev(const GroupLayout& l, int world_rank) {
+  check_rank(l, world_rank);
+  return coords_of(l, world_rank).pp == 0 ? -1 : world_rank - l.tp * l.cp * l.dp;
+}
+
+int pipeline_next(const GroupLayout& l, int world_rank) {
+  check_rank(l, world_rank);
+  return coords_of(l, world_rank).pp == l.pp - 1 ? -1 : world_rank + l.tp * l.cp * l.dp;
+}
 
 int rank_in_group(const GroupLayout& l, GroupKind k, int world_rank) {
   check_rank(l, world_rank);

@@ -14,7 +14,8 @@
 // A group of kind K holds the world ranks that share every coordinate of K's part
 // except K's own; its members are listed in ascending world rank, which is also
 // ascending K-coordinate, so a rank's index in the list is its rank in the group.
-// pp = cp = 1 for now.
+// cp = 1 for now. Pipeline stages (pp) talk point to point only: pipeline_prev/next
+// give a rank's neighbours, the same (tp, cp, dp) one stage up or down (design §16).
 //
 // Example, world 8, tp 2, ep 2, etp 2 (dp 4, edp 2):
 //   tp  {0,1} {2,3} {4,5} {6,7}     dp  {0,2,4,6} {1,3,5,7}
@@ -53,7 +54,12 @@ struct RankCoords {
 
 // Throws rcts::Error when a size is < 1 or world is not divisible by tp * cp * pp or
 // by etp * ep * pp.
-GroupLayout make_layout(int world, int tp, int ep, int etp);
+GroupLayout make_layout(int world, int tp, int ep, int etp, int pp = 1);
+
+// The world rank of the same (tp, cp, dp) coordinates on the previous / next pipeline
+// stage, or -1 on the first / last stage.
+int pipeline_prev(const GroupLayout& l, int world_rank);
+int pipeline_next(const GroupLayout& l, int world_rank);
 
 RankCoords coords_of(const GroupLayout& l, int world_rank);
 int group_size(const GroupLayout& l, GroupKind k);

@@ -179,6 +179,49 @@ void MpiCommunicator::broadcast(void* data, int64_t bytes, int root) {
   check(MPI_Bcast(data, static_cast<int>(bytes), MPI_BYTE, root, comm_), "MPI_Bcast");
 }
 
+// --- point to point -------------------------------------------------------------------
+
+namespace {
+constexpr int kPointToPointTag = 0x5050;  // pipeline activations and gradients
+}  // namespace
+
+void MpiCommunicator::check_peer(int peer, int64_t bytes, const char* what) const {
+  RCTS_CHECK(peer >= 0 && peer < size_ && peer != rank_, std::string("mpi ") + what + ": peer " + std::to_string(peer) +
+                                                           " is not another rank of " + std::to_string(size_) +
+                                                           " (this is rank " + std::to_string(rank_) + ")");
+  RCTS_CHECK(bytes >= 0 && bytes <= INT_MAX, std::string("mpi ") + what + ": byte count " + std::to_string(bytes) +
+                                                 " is negative or exceeds INT_MAX");
+}
+
+void MpiCommunicator::send(const void* data, int64_t bytes, int dest) {
+  check_peer(dest, bytes, "send");
+  check(MPI_Send(data, static_cast<int>(bytes), MPI_BYTE, dest, kPointToPointTag, comm_), "MPI_Send");
+}
+
+void MpiCommunicator::recv(void* data, int64_t bytes, int src) {
+  check_peer(src, bytes, "recv");
+  MPI_Status st;
+  check(MPI_Recv(data, static_cast<int>(bytes), MPI_BYTE, src, kPointToPointTag, comm_, &st), "MPI_Recv");
+  int got = 0;
+  check(MPI_Get_count(&st, MPI_BYTE, &got), "MPI_Get_count");
+  RCTS_CHECK(got == bytes, "mpi recv: rank " + std::to_string(src) + " sent " + std::to_string(got) +
+                               " bytes, rank " + std::to_string(rank_) + " expected " + std::to_string(bytes));
+}
+
+void MpiCommunicator::send_recv(const void* send, int64_t send_bytes, int dest, void* recv, int64_t recv_bytes,
+                                int src) {
+  check_peer(dest, send_bytes, "send_recv");
+  check_peer(src, recv_bytes, "send_recv");
+  MPI_Status st;
+  check(MPI_Sendrecv(send, static_cast<int>(send_bytes), MPI_BYTE, dest, kPointToPointTag, recv,
+                     static_cast<int>(recv_bytes), MPI_BYTE, src, kPointToPointTag, comm_, &st),
+        "MPI_Sendrecv");
+  int got = 0;
+  check(MPI_Get_count(&st, MPI_BYTE, &got), "MPI_Get_count");
+  RCTS_CHECK(got == recv_bytes, "mpi send_recv: rank " + std::to_string(src) + " sent " + std::to_string(got) +
+                                    " bytes, rank " + std::to_string(rank_) + " expected " + std::to_string(recv_bytes));
+}
+
 void MpiCommunicator::barrier() { check(MPI_Barrier(comm_), "MPI_Barrier"); }
 
 std::unique_ptr<Communicator> MpiCommunicator::split(int color, int key) {

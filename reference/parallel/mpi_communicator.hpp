@@ -71,8 +71,13 @@ class MpiCommunicator final : public Communicator {
   void barrier() override;
   // MPI_Comm_split; the new communicator is owned by the returned object.
   std::unique_ptr<Communicator> split(int color, int key) override;
+  // MPI_Send / MPI_Recv / MPI_Sendrecv of bytes under one tag reserved for them.
+  void send(const void* data, int64_t bytes, int dest) override;
+  void recv(void* data, int64_t bytes, int src) override;
+  void send_recv(const void* send, int64_t send_bytes, int dest, void* recv, int64_t recv_bytes, int src) override;
 
  private:
+  void check_peer(int peer, int64_t bytes, const char* what) const;
   void check(int rc, const char* call, SourceLocation loc = SourceLocation::current()) const;
   MPI_Comm comm_ = MPI_COMM_NULL;
   bool owned_ = false;

@@ -7,8 +7,9 @@
 
 namespace rcts {
 
-std::vector<Segment> recompute_plan(const Config& c) {
-  const int L = c.model.num_layers;
+std::vector<Segment> recompute_plan(const Config& c, int pp_rank) {
+  const StageLayers stage = stage_layers(c, pp_rank);
+  const int L = stage.count;
   std::vector<Segment> plan;
   const auto& r = c.recompute;
   const bool full = c.run.training && r.recompute_granularity == "full";
@@ -24,7 +25,7 @@ std::vector<Segment> recompute_plan(const Config& c) {
     // Mutant: a truncated tail chunk is left un-checkpointed.
     if (fault_on(Fault::uniform_drops_tail) && L % n != 0) plan.back().checkpointed = false;
   } else if (r.recompute_method == "block") {
-    for (int i = 0; i < L; ++i) plan.push_back({i, i + 1, i < n});
+    for (int i = 0; i < L; ++i) plan.push_back({i, i + 1, i < n});  // i: index within the stage
   } else {
     throw Error("full recompute needs recompute_method 'uniform' or 'block', got '" +
                 r.recompute_method.value_or("<unset>") + "'");

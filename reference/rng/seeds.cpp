@@ -24,6 +24,11 @@ std::string SeedPlan::to_string() const {
          " model-parallel=" + std::to_string(model_parallel) + " expert-parallel=" + std::to_string(expert_parallel);
 }
 
+uint64_t pipeline_stage_seed(uint64_t seed, int pp_rank) {
+  RCTS_CHECK(pp_rank >= 0, "pipeline_stage_seed: pp_rank must be >= 0, got " + std::to_string(pp_rank));
+  return checked_add(seed, kPipelineRankStride * static_cast<uint64_t>(pp_rank), "pipeline stage", seed);
+}
+
 SeedPlan seed_plan(uint64_t seed, int tp_rank, int ep_rank, int etp_rank, const SeedFaults& faults) {
   RCTS_CHECK(tp_rank >= 0 && ep_rank >= 0 && etp_rank >= 0,
              "seed_plan: ranks must be >= 0, got " + ranks_str(tp_rank, ep_rank, etp_rank));

@@ -16,6 +16,9 @@ namespace rcts {
 inline constexpr uint64_t kModelParallelSeedOffset = 2718;
 inline constexpr uint64_t kExpertParallelSeedOffset = 1024;
 inline constexpr uint64_t kExpertParallelRankStride = 100;
+// Megatron-LM's training setup seeds each pipeline stage with seed + 100 · pp_rank
+// before model_parallel_cuda_manual_seed (design §16), so stages draw different masks.
+inline constexpr uint64_t kPipelineRankStride = 100;
 
 struct SeedFaults {
   bool tp_without_rank = false;  // model-parallel-rng = seed + 2718 (every TP rank alike)
@@ -36,6 +39,10 @@ struct SeedPlan {
 // Pure: the plan for these ranks. Throws on a negative rank or a seed whose sum
 // overflows 64 bits; does NOT check collisions (mask checks may want the plan anyway).
 SeedPlan seed_plan(uint64_t seed, int tp_rank, int ep_rank, int etp_rank, const SeedFaults& faults = {});
+
+// The seed a pipeline stage passes to model_parallel_seed: seed + 100 · pp_rank. Throws
+// on a negative rank or a sum that overflows 64 bits.
+uint64_t pipeline_stage_seed(uint64_t seed, int pp_rank);
 
 // Seeds `rng` from seed_plan(): host and device default generators are manual_seed'ed,
 // the tracker is reset and gets the three named streams. Throws, changing nothing, on

@@ -74,6 +74,7 @@ struct Runtime {
   void add_side_effect(const std::string& key, double value);
   int micro_batch = 0;  // current micro-batch (for mask records)
   int step = 0;         // current step (for mask records)
+  int pp_rank = 0;      // pipeline stage of this rank: which layers its block holds (design §16)
   bool keep_masks = false;  // keep every mask's bytes in its record (dumps)
   SingleCommunicator single{&backend.memory()};
   // Process groups of this rank (design §8); the world of one by default.
