@@ -25,7 +25,7 @@ std::vector<Segment> recompute_plan(const Config& c, int pp_rank) {
     // Mutant: a truncated tail chunk is left un-checkpointed.
     if (fault_on(Fault::uniform_drops_tail) && L % n != 0) plan.back().checkpointed = false;
   } else if (r.recompute_method == "block") {
-    for (int i = 0; i < L; ++i) plan.push_back({i, i + 1, i < n});  // i: index within the stage
+    for (int i = 0; i < L; ++i) plan.push_back({i, i + 1, i < n});
   } else {
     throw Error("full recompute needs recompute_method 'uniform' or 'block', got '" +
                 r.recompute_method.value_or("<unset>") + "'");

@@ -17,7 +17,7 @@ rcts_expect(units 0 "budget 1073741824 bytes \\(1.000 GiB\\)" advise --config ${
 rcts_expect(json 0 "\"name\": \"full block 1\",[^}]*\"peak_bytes\": 10496.*\"recommended\": \"full block 1\""
             advise --config ${OUT}/small.json --budget 16000 --json)
 rcts_expect(set_flags 0 "micro-batch\\(es\\) in flight.*selective \\[\\] +39936 "
-            advise --config ${OUT}/small.json --set parallel.pipeline_model_parallel_size=2 --budget 1MiB)
+            advise --config ${OUT}/small.json --set parallel.pipeline_model_parallel_size=2 --set model.num_layers=4 --budget 1MiB)
 rcts_expect(infeasible 1 "nothing fits: the smallest peak is 10496 bytes \\(full block 1\\), over the budget of 10495 bytes"
             advise --config ${OUT}/small.json --budget 10495)
 rcts_expect(bad_type 2 "bad_type.json: /model/hidden_size: expected an integer \\(got \"big\"\\)"

@@ -171,6 +171,11 @@ const std::vector<Row>& rows() {
        [](Config& c) { c.offload.cpu_offloading = true; c.offload.cpu_offloading_num_layers = 0; }},
       {"cpu_offloading.excludes_pp", [](Config& c) { c.offload.cpu_offloading = true; c.parallel.pipeline_model_parallel_size = 2; },
        [](Config& c) { c.offload.cpu_offloading = true; }},
+      // design §16: num_layers is the whole model; recompute_num_layers counts per stage.
+      {"pipeline.num_layers_divisible", [](Config& c) { c.model.num_layers = 3; c.parallel.pipeline_model_parallel_size = 2; },
+       [](Config& c) { c.model.num_layers = 4; c.parallel.pipeline_model_parallel_size = 2; }},
+      {"recompute.num_layers_range", [](Config& c) { c.model.num_layers = 4; c.parallel.pipeline_model_parallel_size = 2; full_uniform(c, 3); },
+       [](Config& c) { c.model.num_layers = 4; c.parallel.pipeline_model_parallel_size = 2; full_uniform(c, 2); }},
       {"cpu_offloading.excludes_recompute", [](Config& c) { c.offload.cpu_offloading = true; selective(c, {}); },
        [](Config& c) { c.offload.cpu_offloading = true; c.recompute.recompute_modules = {"mlp"}; }},
       {"cpu_offloading.excludes_fine_grained", [](Config& c) { c.offload.cpu_offloading = true; fine_grained(c, {"attn_norm"}); },
@@ -432,6 +437,28 @@ TEST(CheckSupported, EachFeatureIsGatedAndCanBeSwitchedOn) {
     EXPECT_EQ(issues[0].code, kFeatureNotImplemented);
     EXPECT_NE(issues[0].message.find("does not implement"), std::string::npos);
     EXPECT_TRUE(check_supported(c, Supported::everything()).empty());
+  }
+}
+
+TEST(CheckSupported, PipelineCombinationsTheScheduleLacksAreGaps) {
+  // design §16: what 1F1B does not cover is skipped, not run.
+  const std::vector<std::pair<const char*, Mutate>> gaps = {
+      {"fp8", [](Config& c) { c.model.fp8 = "e4m3"; }},
+      {"fine-grained", [](Config& c) { fine_grained(c, {"attn_norm"}); }},
+      {"sp", [](Config& c) { c.parallel.tensor_model_parallel_size = 2; c.parallel.sequence_parallel = true; }},
+      {"moe", [](Config& c) { moe(c); }},
+  };
+  for (const auto& [what, use] : gaps) {
+    SCOPED_TRACE(what);
+    Config c;
+    c.model.num_layers = 4;
+    use(c);
+    EXPECT_TRUE(check_supported(c, Supported::everything()).empty());
+    c.parallel.pipeline_model_parallel_size = 2;
+    const auto issues = check_supported(c, Supported::everything());
+    ASSERT_EQ(issues.size(), 1u);
+    EXPECT_EQ(issues[0].code, kFeatureNotImplemented);
+    EXPECT_NE(issues[0].message.find("pipeline_model_parallel_size = 2"), std::string::npos) << issues[0].message;
   }
 }
 

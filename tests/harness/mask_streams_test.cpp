@@ -86,6 +86,27 @@ TEST(MaskStreams, StreamsSharingASeedFail) {
   EXPECT_NE(why->find("share seed 7"), std::string::npos) << *why;
 }
 
+TEST(MaskStreams, PipelineRecomputeReplaysItsOwnMicroBatch) {
+  // 1F1B on a first stage (design §16): micro-batch 1's forward runs before micro-batch
+  // 0's backward, so 0's recompute follows a later forward draw of its site.
+  RunRecord r;
+  r.masks = {draw("a", "model-parallel-rng", 7, 0, 16, 0), draw("a", "model-parallel-rng", 7, 4, 16, 1),
+             draw("a", "model-parallel-rng", 7, 0, 16, 0, true), draw("a", "model-parallel-rng", 7, 4, 16, 1, true)};
+  RngStates end;
+  end.tracker = {{"model-parallel-rng", {7, 8}}};
+  r.rng_after = {RngStates{}, end};
+  auto why = check_mask_streams(r);
+  EXPECT_FALSE(why) << *why;
+  r.masks[2].offset = 4;  // micro-batch 0's recompute replays micro-batch 1's draw
+  r.masks[2].digest = r.masks[1].digest;
+  why = check_mask_streams(r);
+  ASSERT_TRUE(why);
+  EXPECT_NE(why->find("recompute draw of a (micro-batch 0) used seed 7 blocks [4, 8), but the forward draw it replays "
+                      "(micro-batch 0) used seed 7 blocks [0, 4)"),
+            std::string::npos)
+      << *why;
+}
+
 TEST(MaskStreams, RecomputeMustReplayTheLatestForwardOfItsSite) {
   // Two steps of one micro-batch: step 1's recompute replays step 0's draw of the site
   // (same site, same micro-batch index, but not the draw it recomputes).

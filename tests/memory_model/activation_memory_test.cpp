@@ -323,15 +323,34 @@ TEST(StageMemory, DistributedShardStaysLiveDuringItsRecompute) {
 }
 
 TEST(StageMemory, PipelineInFlightMicroBatches) {
-  Config c = config(2);
+  Config c = config(8);  // num_layers is the whole model: 2 layers per stage (design §16)
   c.parallel.pipeline_model_parallel_size = 4;
   c.run.micro_batches = 8;
   StageMemory st = stage_memory(c);
+  EXPECT_EQ(st.layers.size(), 2u);
+  EXPECT_EQ(st.stored_bytes, stage_memory(config(2)).stored_bytes);
   EXPECT_EQ(st.in_flight, 4);
   EXPECT_EQ(st.in_flight_bytes, 4 * st.stored_bytes);
   EXPECT_EQ(st.peak_in_flight_bytes, 3 * st.stored_bytes + st.peak_backward_bytes);
   c.run.micro_batches = 2;
   EXPECT_EQ(stage_memory(c).in_flight, 2);  // fewer micro-batches than stages
+}
+
+TEST(StageMemory, PipelineInFlightIsPerStage) {
+  // 1F1B: stage p runs min(pp - p - 1, M) warm-up forwards, so it holds min(pp - p, M).
+  Config c = config(8);
+  c.parallel.pipeline_model_parallel_size = 4;
+  c.run.micro_batches = 8;
+  const std::vector<int> want = {4, 3, 2, 1};
+  for (int p = 0; p < 4; ++p) {
+    const StageMemory st = stage_memory(c, p);
+    EXPECT_EQ(st.in_flight, want[static_cast<size_t>(p)]) << "stage " << p;
+    EXPECT_EQ(st.peak_in_flight_bytes, (want[static_cast<size_t>(p)] - 1) * st.stored_bytes + st.peak_backward_bytes);
+  }
+  c.run.micro_batches = 2;
+  EXPECT_EQ(stage_memory(c, 1).in_flight, 2);
+  EXPECT_EQ(stage_memory(c, 3).in_flight, 1);
+  EXPECT_THROW(stage_memory(c, 4), Error);
 }
 
 TEST(StageMemory, InvalidConfigsAreRejected) {

@@ -86,7 +86,8 @@ TEST(Advise, TheNarrowestSettingWinsATie) {
 
 TEST(Advise, InFlightMicroBatchesAddTheirStoredBytes) {
   Config c = small();
-  c.parallel.pipeline_model_parallel_size = 2;  // P = min(2, 4) = 2
+  c.model.num_layers = 4;                       // the whole model: 2 layers per stage (design §16)
+  c.parallel.pipeline_model_parallel_size = 2;  // P = min(2, 4) = 2 on stage 0
   const Advice a = advise(c, 1'000'000, "t");
   EXPECT_EQ(a.in_flight, 2);
   EXPECT_EQ(find(a, "selective []").peak_bytes, 2 * A + 2 * A);

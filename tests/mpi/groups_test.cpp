@@ -136,5 +136,22 @@ TEST(GroupLayout, DescribePrintsEveryRankAndItsGroups) {
   EXPECT_NE(describe(make_layout(16, 1, 1, 1)).find("{0,1,..,15}"), std::string::npos);
 }
 
+// design §16: pp is the slowest axis; a stage's neighbours keep (tp, cp, dp).
+TEST(GroupLayout, PipelineStagesAndNeighbours) {
+  const GroupLayout l = make_layout(8, 2, 1, 1, 2);  // tp 2, dp 2, pp 2
+  EXPECT_EQ(l.pp, 2);
+  EXPECT_EQ(l.dp, 2);
+  for (int r = 0; r < 8; ++r) {
+    SCOPED_TRACE(r);
+    EXPECT_EQ(coords_of(l, r).pp, r / 4);
+    EXPECT_EQ(pipeline_prev(l, r), r < 4 ? -1 : r - 4);
+    EXPECT_EQ(pipeline_next(l, r), r < 4 ? r + 4 : -1);
+  }
+  EXPECT_EQ(group_members(l, GroupKind::tp, 5), (std::vector<int>{4, 5}));
+  EXPECT_EQ(group_members(l, GroupKind::dp, 5), (std::vector<int>{5, 7}));
+  EXPECT_THROW(make_layout(6, 2, 1, 1, 2), Error);  // 6 % (2 x 2) != 0
+  EXPECT_THROW(make_layout(4, 1, 1, 1, 0), Error);
+}
+
 }  // namespace
 }  // namespace rcts

@@ -45,5 +45,20 @@ TEST(RecomputePlan, DropsTailMutantLeavesTheTailPlain) {
   EXPECT_FALSE(plan.back().checkpointed);
 }
 
+// design §16: a pipeline stage plans its own num_layers / pp layers, indexed from its
+// first layer, so block N checkpoints the first N layers of EVERY stage.
+TEST(RecomputePlan, BlockCountsFromEachPipelineStagesFirstLayer) {
+  Config c = full("block", 8, 1);
+  c.parallel.pipeline_model_parallel_size = 2;
+  for (int stage : {0, 1}) {
+    SCOPED_TRACE(stage);
+    const auto plan = recompute_plan(c, stage);
+    EXPECT_EQ(plan, (std::vector<Segment>{{0, 1, true}, {1, 2, false}, {2, 3, false}, {3, 4, false}}));
+  }
+  c.recompute.recompute_method = "uniform";
+  c.recompute.recompute_num_layers = 3;
+  EXPECT_EQ(recompute_plan(c, 1), (std::vector<Segment>{{0, 3, true}, {3, 4, true}}));
+}
+
 }  // namespace
 }  // namespace rcts

@@ -124,5 +124,14 @@ TEST(ModelParallelSeed, TpRanksShareDefaultStreamAndDifferInModelParallel) {
   EXPECT_NE(mp_block(r0), mp_block(r1));
 }
 
+// design §16: Megatron-LM seeds pipeline stage p with seed + 100 * p.
+TEST(PipelineStageSeed, OffsetsByOneHundredPerStage) {
+  EXPECT_EQ(pipeline_stage_seed(1234, 0), 1234u);
+  EXPECT_EQ(pipeline_stage_seed(1234, 1), 1334u);
+  EXPECT_EQ(pipeline_stage_seed(1234, 3), 1534u);
+  EXPECT_THROW(pipeline_stage_seed(1234, -1), Error);
+  EXPECT_THROW(pipeline_stage_seed(UINT64_MAX - 50, 1), Error);
+}
+
 }  // namespace
 }  // namespace rcts
