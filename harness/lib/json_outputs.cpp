@@ -126,7 +126,7 @@ json explain_json(const Case& c, Backend& backend, const RunLimits& limits) {
     try {
       groups[std::to_string(w)] = {{"lines", lines_of(rcts::describe(make_layout(
                                                  w, par.tensor_model_parallel_size, par.expert_model_parallel_size,
-                                                 par.expert_tensor_parallel_size)))}};
+                                                 par.expert_tensor_parallel_size, par.pipeline_model_parallel_size)))}};
     } catch (const std::exception& e) {
       groups[std::to_string(w)] = {{"error", e.what()}};
     }

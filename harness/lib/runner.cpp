@@ -477,7 +477,7 @@ std::string explain_case(const Case& c, Backend& backend, const RunLimits& limit
       try {
         os << "\n  process groups at " << w << " ranks (rank order tp-cp-ep-dp-pp, design §8):\n"
            << rcts::describe(make_layout(w, par.tensor_model_parallel_size, par.expert_model_parallel_size,
-                                   par.expert_tensor_parallel_size));
+                                   par.expert_tensor_parallel_size, par.pipeline_model_parallel_size));
       } catch (const std::exception& e) {
         os << "    " << e.what() << "\n";
       }
