@@ -56,7 +56,8 @@ std::vector<ConfigIssue> check_supported(const Config& c, const Supported& s) {
         "several micro-batches, so a recompute would need its own forward's)",
         {"model.fp8", "parallel.pipeline_model_parallel_size"});
     gap(c.offload.fine_grained_activation_offloading, false,
-        "offload.fine_grained_activation_offloading " + pp + " (Megatron-LM's per-virtual-stage chunks and warm-up)",
+        "offload.fine_grained_activation_offloading " + pp +
+            " (Megatron-LM keeps a chunk per micro-batch in flight with a per-chunk margin)",
         {"offload.fine_grained_activation_offloading", "parallel.pipeline_model_parallel_size"});
     gap(p.sequence_parallel, false, "parallel.sequence_parallel " + pp,
         {"parallel.sequence_parallel", "parallel.pipeline_model_parallel_size"});
