@@ -42,6 +42,15 @@ TEST(PipelinePeak, EachStageHoldsItsInFlightMicroBatches) {
   EXPECT_NE(why->find("(1 micro-batches in flight)"), std::string::npos) << *why;
 }
 
+TEST(PipelinePeak, EvalHoldsNothingAndRecordsNoSample) {
+  RunRecord r = stage_run(0, 0);
+  r.config.run.training = false;
+  r.timeline.samples.clear();
+  EXPECT_FALSE(pipeline_peak_differs(r));
+  r.timeline.samples = {{0, 64, 0}};
+  ASSERT_TRUE(pipeline_peak_differs(r));
+}
+
 TEST(PipelinePeak, ATruncatedTimelineIsNotAPass) {
   RunRecord r = stage_run(0, 76800);
   r.timeline.truncated = true;
