@@ -1,5 +1,6 @@
 // Pipeline parallelism over MPI (design §16): point-to-point exchange between ranks,
-// and an oracle independent of the 1F1B schedule: with dropout off, a pp = 2 run of a
+// and an oracle independent of the 1F1B schedule: with dropout off, a pp = 2 (and, at
+// 4 ranks, pp = 4) run of a
 // model gives the pp = 1 run's losses (last stage), input gradients (stage 0),
 // outputs (last stage) and, by parameter name, every stage's parameters and gradients,
 // bit for bit.
@@ -66,16 +67,16 @@ Config model(int pp) {
   return c;
 }
 
-TEST(MpiPipeline, TwoStagesEqualTheOneStageRunBitwise) {
+// pp stages (every stage holds 4 / pp layers) against the pp = 1 run on this rank.
+void expect_stages_equal_one_pass(int pp) {
   Communicator& w = world();
-  if (w.size() % 2 != 0) GTEST_SKIP() << "needs an even world";
-  const GroupLayout layout = make_layout(w.size(), 1, 1, 1, 2);
+  const GroupLayout layout = make_layout(w.size(), 1, 1, 1, pp);
   const ProcessGroups groups = make_groups(w, layout);
   const RankCoords coords = coords_of(layout, w.rank());
   Backend& cpu = cpu::default_backend();
   const RunRecord one = execute(model(1), cpu);  // this rank alone, all four layers
-  const RunRecord staged = execute(model(2), cpu, coords, &groups);
-  const bool first = coords.pp == 0, last = coords.pp == 1;
+  const RunRecord staged = execute(model(pp), cpu, coords, &groups);
+  const bool first = coords.pp == 0, last = coords.pp == pp - 1;
 
   ASSERT_EQ(staged.inputs.size(), one.inputs.size());
   ASSERT_EQ(staged.losses.size(), last ? one.losses.size() : 0u);
@@ -91,16 +92,28 @@ TEST(MpiPipeline, TwoStagesEqualTheOneStageRunBitwise) {
   std::map<std::string, const Tensor*> by_name;
   for (const auto& p : one.params) by_name[p.name] = &p.tensor;
   for (const auto& g : one.grads) by_name[g.name] = &g.tensor;
-  ASSERT_EQ(staged.params.size() * 2, one.params.size());  // half the layers
+  ASSERT_EQ(staged.params.size() * static_cast<size_t>(pp), one.params.size());
+  const int per_stage = 4 / pp;
   for (const auto* list : {&staged.params, &staged.grads})
     for (const auto& t : *list) {
-      // Global layer indices: stage p holds layers 2p and 2p + 1.
+      // Global layer indices: stage p holds layers [p * 4 / pp, (p + 1) * 4 / pp).
       ASSERT_TRUE(t.name.starts_with("layers.")) << t.name;
-      EXPECT_EQ(std::stoi(t.name.substr(7)) / 2, coords.pp) << t.name << " is not a layer of stage " << coords.pp;
+      EXPECT_EQ(std::stoi(t.name.substr(7)) / per_stage, coords.pp) << t.name << " is not a layer of stage " << coords.pp;
       auto it = by_name.find(t.name);
       ASSERT_NE(it, by_name.end()) << t.name << " is not a parameter of the pp = 1 model";
       EXPECT_TRUE(same_bits(t.tensor, *it->second)) << t.name;
     }
+}
+
+TEST(MpiPipeline, TwoStagesEqualTheOneStageRunBitwise) {
+  if (world().size() % 2 != 0) GTEST_SKIP() << "needs an even world";
+  expect_stages_equal_one_pass(2);
+}
+
+// Four stages: the middle ones receive and send in both directions.
+TEST(MpiPipeline, FourStagesEqualTheOneStageRunBitwise) {
+  if (world().size() % 4 != 0) GTEST_SKIP() << "needs a multiple of 4 ranks";
+  expect_stages_equal_one_pass(4);
 }
 
 }  // namespace
