@@ -7,6 +7,7 @@
 
 #include "reference/config/validate.hpp"
 #include "reference/memory_model/checked_math.hpp"
+#include "reference/memory_model/mla_memory.hpp"
 #include "reference/core/error.hpp"
 
 namespace rcts {
@@ -35,6 +36,9 @@ class Builder {
     std::string f = (uses_d ? "d*" : "") + base + (sharded && m_.t > 1 ? "/t" : "");
     out_.tensors.push_back({std::move(name), bytes, std::move(f), kind});
   }
+  void append(std::vector<SavedTensor> v) {
+    for (auto& x : v) out_.tensors.push_back(std::move(x));
+  }
   LayerMemory take() { return std::move(out_); }
 
  private:
@@ -60,6 +64,14 @@ MemoryDims MemoryDims::from(const Config& c) {
   m.flash = c.model.flash_attention;
   m.t = c.parallel.tensor_model_parallel_size;
   m.sp = c.parallel.sequence_parallel;
+  m.mla = c.model.multi_latent_attention;
+  if (m.mla) {
+    m.mla_q_lora_rank = c.model.q_lora_rank;
+    m.mla_kv_lora_rank = c.model.kv_lora_rank;
+    m.mla_qk_head_dim = c.model.qk_head_dim;
+    m.mla_qk_pos_emb_head_dim = c.model.qk_pos_emb_head_dim;
+    m.mla_v_head_dim = c.model.v_head_dim;
+  }
   return m;
 }
 
@@ -91,9 +103,9 @@ int64_t LayerMemory::prefix_bytes(std::string_view prefix) const {
 LayerMemory layer_memory(const MemoryDims& m, const std::vector<std::string>& selective) {
   check_dims(m);
   for (const auto& name : selective)
-    RCTS_CHECK(name == "core_attn" || name == "mlp" || name == "layernorm",
+    RCTS_CHECK(name == "core_attn" || name == "mlp" || name == "layernorm" || (m.mla && name == "mla_up_proj"),
                "memory model: recompute module '" + name +
-                   "' is not modelled (dense layers only: core_attn, mlp, layernorm)");
+                   "' is not modelled (dense layers only: core_attn, mlp, layernorm; mla_up_proj with MLA)");
   const bool ca = has(selective, "core_attn"), mlp = has(selective, "mlp"), ln = has(selective, "layernorm");
   const SaveKind qkv_kind = ca ? SaveKind::checkpoint_input : SaveKind::saved;
   const SaveKind fc1_kind = mlp ? SaveKind::checkpoint_input : SaveKind::saved;
@@ -103,16 +115,18 @@ LayerMemory layer_memory(const MemoryDims& m, const std::vector<std::string>& se
   Builder t(m);
   // Residual-stream tensors are replicated across TP ranks unless SP shards them.
   t.add("input_layernorm.input", sbh, true, "sbh", m.sp);
-  if (!ln) t.add("attention.qkv.input", sbh, true, "sbh", m.sp);
-  for (const char* n : {"attention.q", "attention.k", "attention.v"}) t.add(n, sbh, true, "sbh", true, qkv_kind);
-  if (!m.flash && !ca) {
+  if (m.mla) t.append(mla_attention_memory(m, ca, has(selective, "mla_up_proj"), ln));
+  if (!m.mla && !ln) t.add("attention.qkv.input", sbh, true, "sbh", m.sp);
+  if (!m.mla)
+    for (const char* n : {"attention.q", "attention.k", "attention.v"}) t.add(n, sbh, true, "sbh", true, qkv_kind);
+  if (!m.mla && !m.flash && !ca) {
     t.add("attention.softmax.output", s2, true, "as^2b", true);
     if (m.attention_dropout) {
       t.add("attention.dropout.mask", s2, false, "as^2b", true);
       t.add("attention.dropout.output", s2, true, "as^2b", true);
     }
   }
-  t.add("attention.proj.input", sbh, true, "sbh", true);
+  if (!m.mla) t.add("attention.proj.input", sbh, true, "sbh", true);
   if (m.hidden_dropout) t.add("attention.hidden_dropout.mask", sbh, false, "sbh", m.sp);
   t.add("pre_mlp_layernorm.input", sbh, true, "sbh", m.sp);
   if (!ln) t.add("mlp.fc1.input", sbh, true, "sbh", m.sp, fc1_kind);
@@ -151,13 +165,18 @@ namespace {
 // tensor of the full layer, so no sum exceeds full.total() (no overflow check needed).
 int64_t selective_layer_worst(const LayerMemory& full, const LayerMemory& kept, const std::vector<std::string>& modules) {
   const bool ca = has(modules, "core_attn"), mlp = has(modules, "mlp"), ln = has(modules, "layernorm");
-  const int64_t ln1_out = full.bytes("attention.qkv.input"), ln2_out = full.bytes("mlp.fc1.input");
+  // MLA: the LN1 output is linear_kv_down_proj's input; mla_up_proj recomputes q, k, v
+  // before core attention's backward (mla_memory.hpp).
+  const bool up = has(modules, "mla_up_proj");
+  const int64_t qkv = full.bytes("attention.q") + full.bytes("attention.k") + full.bytes("attention.v");
+  const int64_t ln1_out = full.bytes("attention.qkv.input") + full.bytes("attention.linear_kv_down_proj.input"),
+                ln2_out = full.bytes("mlp.fc1.input");
   const int64_t mlp_inner = full.bytes("mlp.act.input") + full.bytes("mlp.fc2.input");
   const int64_t s2 = full.prefix_bytes("attention.softmax.") + full.prefix_bytes("attention.dropout.");
   const int64_t stored = kept.total();
   const int64_t mlp_recomputed = stored + (ln ? ln2_out : 0) + (mlp ? mlp_inner : 0);
   const int64_t mlp_released = mlp_recomputed - (mlp ? mlp_inner : 0) - (mlp && !ln ? ln2_out : 0);
-  const int64_t attention_recomputed = mlp_released + (ln ? ln1_out : 0) + (ca ? s2 : 0);
+  const int64_t attention_recomputed = mlp_released + (ln ? ln1_out : 0) + (ca ? s2 : 0) + (up ? qkv : 0);
   return std::max({stored, mlp_recomputed, attention_recomputed});
 }
 
@@ -165,8 +184,8 @@ int64_t selective_layer_worst(const LayerMemory& full, const LayerMemory& kept, 
 
 StageMemory stage_memory(const Config& c) {
   validate_or_throw(c, "memory model");
-  RCTS_CHECK(c.model.num_moe_experts == 0 && !c.model.multi_latent_attention && !c.model.gated_delta_net,
-             "memory model: covers dense GPT layers only (MoE, MLA and GDN are not modelled)");
+  RCTS_CHECK(c.model.num_moe_experts == 0 && !c.model.gated_delta_net,
+             "memory model: covers dense and MLA GPT layers only (MoE and GDN are not modelled)");
   const MemoryDims m = MemoryDims::from(c);
   const RecomputeConfig r = effective_recompute(c.recompute);
   const int L = c.model.num_layers;
