@@ -36,9 +36,6 @@ class Builder {
     std::string f = (uses_d ? "d*" : "") + base + (sharded && m_.t > 1 ? "/t" : "");
     out_.tensors.push_back({std::move(name), bytes, std::move(f), kind});
   }
-  void append(std::vector<SavedTensor> v) {
-    for (auto& x : v) out_.tensors.push_back(std::move(x));
-  }
   LayerMemory take() { return std::move(out_); }
 
  private:
@@ -47,6 +44,18 @@ class Builder {
 };
 
 bool has(const std::vector<std::string>& v, const char* x) { return std::find(v.begin(), v.end(), x) != v.end(); }
+
+// MLA (mla_memory.hpp): the dense attention tensors (every "attention." name but the
+// hidden-dropout mask) give way to MLA's, in the same place of the forward order.
+void use_mla_attention(LayerMemory& l, std::vector<SavedTensor> mla) {
+  auto dense = [](const SavedTensor& t) {
+    return t.name.starts_with("attention.") && t.name != "attention.hidden_dropout.mask";
+  };
+  const auto first = std::find_if(l.tensors.begin(), l.tensors.end(), dense);
+  const auto at = std::distance(l.tensors.begin(), first);
+  std::erase_if(l.tensors, dense);
+  l.tensors.insert(l.tensors.begin() + at, std::make_move_iterator(mla.begin()), std::make_move_iterator(mla.end()));
+}
 
 }  // namespace
 
@@ -115,18 +124,16 @@ LayerMemory layer_memory(const MemoryDims& m, const std::vector<std::string>& se
   Builder t(m);
   // Residual-stream tensors are replicated across TP ranks unless SP shards them.
   t.add("input_layernorm.input", sbh, true, "sbh", m.sp);
-  if (m.mla) t.append(mla_attention_memory(m, ca, has(selective, "mla_up_proj"), ln));
-  if (!m.mla && !ln) t.add("attention.qkv.input", sbh, true, "sbh", m.sp);
-  if (!m.mla)
-    for (const char* n : {"attention.q", "attention.k", "attention.v"}) t.add(n, sbh, true, "sbh", true, qkv_kind);
-  if (!m.mla && !m.flash && !ca) {
+  if (!ln) t.add("attention.qkv.input", sbh, true, "sbh", m.sp);
+  for (const char* n : {"attention.q", "attention.k", "attention.v"}) t.add(n, sbh, true, "sbh", true, qkv_kind);
+  if (!m.flash && !ca) {
     t.add("attention.softmax.output", s2, true, "as^2b", true);
     if (m.attention_dropout) {
       t.add("attention.dropout.mask", s2, false, "as^2b", true);
       t.add("attention.dropout.output", s2, true, "as^2b", true);
     }
   }
-  if (!m.mla) t.add("attention.proj.input", sbh, true, "sbh", true);
+  t.add("attention.proj.input", sbh, true, "sbh", true);
   if (m.hidden_dropout) t.add("attention.hidden_dropout.mask", sbh, false, "sbh", m.sp);
   t.add("pre_mlp_layernorm.input", sbh, true, "sbh", m.sp);
   if (!ln) t.add("mlp.fc1.input", sbh, true, "sbh", m.sp, fc1_kind);
@@ -138,7 +145,9 @@ LayerMemory layer_memory(const MemoryDims& m, const std::vector<std::string>& se
     t.add("mlp.fc2.input", sbf, true, "sb*ffn", true);
   }
   if (m.hidden_dropout) t.add("mlp.hidden_dropout.mask", sbh, false, "sbh", m.sp);
-  return t.take();
+  LayerMemory out = t.take();
+  if (m.mla) use_mla_attention(out, mla_attention_memory(m, ca, has(selective, "mla_up_proj"), ln));
+  return out;
 }
 
 LayerMemory chunk_input_memory(const MemoryDims& m, bool distribute) {

@@ -4,7 +4,7 @@
 
 #include "reference/core/faults.hpp"
 #include "reference/modules/dropout.hpp"
-#include "reference/modules/rope_table.hpp"
+#include "reference/runtime/rope_table.hpp"
 #include "reference/recompute/checkpoint_function.hpp"
 #include "reference/recompute/checkpoint_state.hpp"
 #include "reference/recompute/output_discarding.hpp"

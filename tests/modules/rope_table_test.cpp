@@ -1,11 +1,11 @@
-// The MLA RoPE table (reference/modules/rope_table.hpp): its libm-free helpers against
+// The MLA RoPE table (reference/runtime/rope_table.hpp): its libm-free helpers against
 // libm (an independent implementation, in the test only), and the table's structure:
 // R_0 the de-interleaving permutation, each R_p orthogonal, R_p R_q = R_{p+q}, and the documented pair layout.
 #include <gtest/gtest.h>
 
 #include <cmath>
 
-#include "reference/modules/rope_table.hpp"
+#include "reference/runtime/rope_table.hpp"
 
 namespace rcts {
 namespace {

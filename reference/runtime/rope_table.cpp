@@ -8,7 +8,7 @@
 //           Cody-Waite split), then the Taylor sums of sin r and cos r to 30 terms.
 // 40 and 30 terms put the truncation error far below double rounding at these ranges;
 // what matters for rcts is only that every machine computes the same bits.
-#include "reference/modules/rope_table.hpp"
+#include "reference/runtime/rope_table.hpp"
 
 #include <cstring>
 
