@@ -140,6 +140,12 @@ const std::map<std::string, Apply>& mapped() {
       {"--moe-layer-freq", [](Setter& s) { set_int(s.integer(1), s.c.model.moe_layer_freq); }},
       {"--moe-aux-loss-coeff", [](Setter& s) { if (auto v = s.number()) s.c.model.moe_aux_loss_coeff = *v; }},
       {"--multi-latent-attention", [](Setter& s) { if (s.count(0)) s.c.model.multi_latent_attention = true; }},
+      {"--q-lora-rank", [](Setter& s) { set_int(s.integer(1), s.c.model.q_lora_rank); }},
+      {"--kv-lora-rank", [](Setter& s) { set_int(s.integer(1), s.c.model.kv_lora_rank); }},
+      {"--qk-head-dim", [](Setter& s) { set_int(s.integer(1), s.c.model.qk_head_dim); }},
+      {"--qk-pos-emb-head-dim", [](Setter& s) { set_int(s.integer(1), s.c.model.qk_pos_emb_head_dim); }},
+      {"--v-head-dim", [](Setter& s) { set_int(s.integer(1), s.c.model.v_head_dim); }},
+      {"--rotary-base", [](Setter& s) { if (auto v = s.number()) s.c.model.rotary_base = *v; }},
       {"--tensor-model-parallel-size", [](Setter& s) { set_int(s.integer(1), s.c.parallel.tensor_model_parallel_size); }},
       {"--pipeline-model-parallel-size",
        [](Setter& s) { set_int(s.integer(1), s.c.parallel.pipeline_model_parallel_size); }},
@@ -340,6 +346,14 @@ MegatronImport import_megatron_args(const std::vector<MegatronArg>& args, const 
   c.model.moe_aux_loss_coeff = 0.0;
   c.run.seed = 1234;
   c.recompute.recompute_granularity.reset();
+  // MLA sizes: arguments.py's defaults (--q-lora-rank None, --kv-lora-rank 32,
+  // --qk-head-dim 128, --qk-pos-emb-head-dim 64, --v-head-dim 128, --rotary-base 10000).
+  c.model.q_lora_rank = 0;
+  c.model.kv_lora_rank = 32;
+  c.model.qk_head_dim = 128;
+  c.model.qk_pos_emb_head_dim = 64;
+  c.model.v_head_dim = 128;
+  c.model.rotary_base = 10000.0;
 
   std::map<std::string, const MegatronArg*> given;
   for (const auto& a : args) {

@@ -135,8 +135,9 @@ CheckResult check_masks_across_ranks(const RunRecord& run, const GroupLayout& la
 }
 
 bool tp_replicated_parameter(const std::string& name) {
+  // MLA's down-projections are replicated over TP as well (design §14).
   for (const char* tail : {"_layernorm.weight", "_layernorm.bias", ".attention.proj.bias", ".mlp.fc2.bias",
-                           ".router.weight"})
+                           ".router.weight", ".linear_q_down_proj.weight", ".linear_kv_down_proj.weight"})
     if (name.size() >= std::strlen(tail) && name.compare(name.size() - std::strlen(tail), std::strlen(tail), tail) == 0)
       return true;
   return false;

@@ -35,7 +35,16 @@ struct ModelConfig {
   int moe_layer_freq = 1;           // layer i is MoE when i % moe_layer_freq == 0
   double moe_expert_dropout = 0.0;  // expert-internal dropout (expert-parallel-rng)
   double moe_aux_loss_coeff = 0.01; // load-balancing loss coefficient
-  bool multi_latent_attention = false;            // MLA
+  bool multi_latent_attention = false;            // MLA (design §14)
+  // MLA sizes (Megatron-LM MLATransformerConfig names; rcts-small defaults, used only
+  // when multi_latent_attention is on). q_lora_rank 0 is Megatron's None: q comes from
+  // a plain column-parallel linear_q_proj instead of down-proj, q_layernorm, up-proj.
+  int q_lora_rank = 0;
+  int kv_lora_rank = 32;
+  int qk_head_dim = 16;           // per-head q/k part without RoPE
+  int qk_pos_emb_head_dim = 8;    // per-head RoPE part of q; k's RoPE part is shared by all heads
+  int v_head_dim = 16;
+  double rotary_base = 10000.0;   // RoPE: inverse frequency j = rotary_base^(-2j / qk_pos_emb_head_dim)
   bool gated_delta_net = false;                   // GDN layers
   // FP8 (Megatron-LM --fp8-format, --fp8-recipe, --fp8-amax-*; design §12). The
   // reference emulates delayed scaling of the dense linear layers' forward inputs.

@@ -42,6 +42,12 @@ template <class M, class V> void visit_model(M& m, V&& v) {
   v("moe_expert_dropout", m.moe_expert_dropout);
   v("moe_aux_loss_coeff", m.moe_aux_loss_coeff);
   v("multi_latent_attention", m.multi_latent_attention);
+  v("q_lora_rank", m.q_lora_rank);
+  v("kv_lora_rank", m.kv_lora_rank);
+  v("qk_head_dim", m.qk_head_dim);
+  v("qk_pos_emb_head_dim", m.qk_pos_emb_head_dim);
+  v("v_head_dim", m.v_head_dim);
+  v("rotary_base", m.rotary_base);
   v("gated_delta_net", m.gated_delta_net);
   v("fp8", m.fp8);
   v("fp8_recipe", m.fp8_recipe);

@@ -22,7 +22,7 @@ bool contains(const std::vector<std::string>& v, const std::string& x) {
 
 Supported Supported::everything() {
   Supported s;
-  s.swiglu = s.moe = s.mla = s.gdn = s.tensor_parallel = s.pipeline_parallel = true;
+  s.swiglu = s.moe = s.mla = s.mla_combinations = s.gdn = s.tensor_parallel = s.pipeline_parallel = true;
   s.fine_grained_offload = s.cpu_offloading = s.flash_attention = s.expert_offload = true;
   return s;
 }
@@ -40,6 +40,13 @@ std::vector<ConfigIssue> check_supported(const Config& c, const Supported& s) {
   gap(m.num_moe_experts > 0, s.moe, "model.num_moe_experts = " + std::to_string(m.num_moe_experts) + " (MoE)",
       {"model.num_moe_experts"});
   gap(m.multi_latent_attention, s.mla, "model.multi_latent_attention = true (MLA)", {"model.multi_latent_attention"});
+  if (m.multi_latent_attention) {
+    gap(p.sequence_parallel, s.mla_combinations, "MLA with parallel.sequence_parallel = true",
+        {"parallel.sequence_parallel"});
+    gap(m.fp8.has_value(), s.mla_combinations, "MLA with model.fp8", {"model.fp8"});
+    gap(c.offload.fine_grained_activation_offloading || c.offload.cpu_offloading, s.mla_combinations,
+        "MLA with activation offloading", {"offload.fine_grained_activation_offloading"});
+  }
   gap(m.gated_delta_net, s.gdn, "model.gated_delta_net = true (GDN)", {"model.gated_delta_net"});
   gap(m.flash_attention, s.flash_attention, "model.flash_attention = true", {"model.flash_attention"});
   gap(p.tensor_model_parallel_size > 1, s.tensor_parallel,

@@ -137,6 +137,16 @@ const std::vector<Rule>& rules() {
            e("model.moe_aux_loss_coeff = " + std::to_string(c.model.moe_aux_loss_coeff) + " must be >= 0",
              {"model.moe_aux_loss_coeff"});
        }},
+      {"mla.sizes", true, [](const Config& c, Emit& e) {
+         const auto& m = c.model;
+         check_min(e, "model.q_lora_rank", m.q_lora_rank, 0);
+         check_min(e, "model.kv_lora_rank", m.kv_lora_rank, 1);
+         check_min(e, "model.qk_head_dim", m.qk_head_dim, 1);
+         check_min(e, "model.qk_pos_emb_head_dim", m.qk_pos_emb_head_dim, 1);
+         check_min(e, "model.v_head_dim", m.v_head_dim, 1);
+         if (!(m.rotary_base > 1.0 && std::isfinite(m.rotary_base)))
+           e("model.rotary_base = " + num(m.rotary_base) + " must be finite and > 1", {"model.rotary_base"});
+       }},
       {"parallel.size_range", true, [](const Config& c, Emit& e) {
          const auto& p = c.parallel;
          check_min(e, "parallel.tensor_model_parallel_size", p.tensor_model_parallel_size, 1);
@@ -217,6 +227,14 @@ const std::vector<Rule>& rules() {
            e("model.hidden_size = " + num(m.hidden_size) + " must be divisible by model.num_attention_heads = " +
                  num(m.num_attention_heads),
              {"model.hidden_size", "model.num_attention_heads"});
+       }},
+      {"mla.pos_emb_dim_even", false, [](const Config& c, Emit& e) {
+         // RoPE rotates pairs of elements; an odd part has an element without a partner.
+         const auto& m = c.model;
+         if (m.multi_latent_attention && m.qk_pos_emb_head_dim % 2 != 0)
+           e("model.qk_pos_emb_head_dim = " + num(m.qk_pos_emb_head_dim) +
+                 " must be even with model.multi_latent_attention = true (RoPE rotates pairs)",
+             {"model.qk_pos_emb_head_dim", "model.multi_latent_attention"});
        }},
       {"parallel.sp_needs_tp", false, [](const Config& c, Emit& e) {
          // Megatron silently turns SP off at TP = 1; rcts says so instead.

@@ -8,6 +8,7 @@
 #include "reference/config/pipeline_stage.hpp"
 #include "reference/config/validate.hpp"
 #include "reference/memory_model/checked_math.hpp"
+#include "reference/memory_model/mla_memory.hpp"
 #include "reference/core/error.hpp"
 
 namespace rcts {
@@ -45,6 +46,18 @@ class Builder {
 
 bool has(const std::vector<std::string>& v, const char* x) { return std::find(v.begin(), v.end(), x) != v.end(); }
 
+// MLA (mla_memory.hpp): the dense attention tensors (every "attention." name but the
+// hidden-dropout mask) give way to MLA's, in the same place of the forward order.
+void use_mla_attention(LayerMemory& l, std::vector<SavedTensor> mla) {
+  auto dense = [](const SavedTensor& t) {
+    return t.name.starts_with("attention.") && t.name != "attention.hidden_dropout.mask";
+  };
+  const auto first = std::find_if(l.tensors.begin(), l.tensors.end(), dense);
+  const auto at = std::distance(l.tensors.begin(), first);
+  std::erase_if(l.tensors, dense);
+  l.tensors.insert(l.tensors.begin() + at, std::make_move_iterator(mla.begin()), std::make_move_iterator(mla.end()));
+}
+
 }  // namespace
 
 MemoryDims MemoryDims::from(const Config& c) {
@@ -61,6 +74,14 @@ MemoryDims MemoryDims::from(const Config& c) {
   m.flash = c.model.flash_attention;
   m.t = c.parallel.tensor_model_parallel_size;
   m.sp = c.parallel.sequence_parallel;
+  m.mla = c.model.multi_latent_attention;
+  if (m.mla) {
+    m.mla_q_lora_rank = c.model.q_lora_rank;
+    m.mla_kv_lora_rank = c.model.kv_lora_rank;
+    m.mla_qk_head_dim = c.model.qk_head_dim;
+    m.mla_qk_pos_emb_head_dim = c.model.qk_pos_emb_head_dim;
+    m.mla_v_head_dim = c.model.v_head_dim;
+  }
   return m;
 }
 
@@ -92,9 +113,9 @@ int64_t LayerMemory::prefix_bytes(std::string_view prefix) const {
 LayerMemory layer_memory(const MemoryDims& m, const std::vector<std::string>& selective) {
   check_dims(m);
   for (const auto& name : selective)
-    RCTS_CHECK(name == "core_attn" || name == "mlp" || name == "layernorm",
+    RCTS_CHECK(name == "core_attn" || name == "mlp" || name == "layernorm" || (m.mla && name == "mla_up_proj"),
                "memory model: recompute module '" + name +
-                   "' is not modelled (dense layers only: core_attn, mlp, layernorm)");
+                   "' is not modelled (dense layers only: core_attn, mlp, layernorm; mla_up_proj with MLA)");
   const bool ca = has(selective, "core_attn"), mlp = has(selective, "mlp"), ln = has(selective, "layernorm");
   const SaveKind qkv_kind = ca ? SaveKind::checkpoint_input : SaveKind::saved;
   const SaveKind fc1_kind = mlp ? SaveKind::checkpoint_input : SaveKind::saved;
@@ -125,7 +146,9 @@ LayerMemory layer_memory(const MemoryDims& m, const std::vector<std::string>& se
     t.add("mlp.fc2.input", sbf, true, "sb*ffn", true);
   }
   if (m.hidden_dropout) t.add("mlp.hidden_dropout.mask", sbh, false, "sbh", m.sp);
-  return t.take();
+  LayerMemory out = t.take();
+  if (m.mla) use_mla_attention(out, mla_attention_memory(m, ca, has(selective, "mla_up_proj"), ln));
+  return out;
 }
 
 LayerMemory chunk_input_memory(const MemoryDims& m, bool distribute) {
@@ -152,13 +175,18 @@ namespace {
 // tensor of the full layer, so no sum exceeds full.total() (no overflow check needed).
 int64_t selective_layer_worst(const LayerMemory& full, const LayerMemory& kept, const std::vector<std::string>& modules) {
   const bool ca = has(modules, "core_attn"), mlp = has(modules, "mlp"), ln = has(modules, "layernorm");
-  const int64_t ln1_out = full.bytes("attention.qkv.input"), ln2_out = full.bytes("mlp.fc1.input");
+  // MLA: the LN1 output is linear_kv_down_proj's input; mla_up_proj recomputes q, k, v
+  // before core attention's backward (mla_memory.hpp).
+  const bool up = has(modules, "mla_up_proj");
+  const int64_t qkv = full.bytes("attention.q") + full.bytes("attention.k") + full.bytes("attention.v");
+  const int64_t ln1_out = full.bytes("attention.qkv.input") + full.bytes("attention.linear_kv_down_proj.input"),
+                ln2_out = full.bytes("mlp.fc1.input");
   const int64_t mlp_inner = full.bytes("mlp.act.input") + full.bytes("mlp.fc2.input");
   const int64_t s2 = full.prefix_bytes("attention.softmax.") + full.prefix_bytes("attention.dropout.");
   const int64_t stored = kept.total();
   const int64_t mlp_recomputed = stored + (ln ? ln2_out : 0) + (mlp ? mlp_inner : 0);
   const int64_t mlp_released = mlp_recomputed - (mlp ? mlp_inner : 0) - (mlp && !ln ? ln2_out : 0);
-  const int64_t attention_recomputed = mlp_released + (ln ? ln1_out : 0) + (ca ? s2 : 0);
+  const int64_t attention_recomputed = mlp_released + (ln ? ln1_out : 0) + (ca ? s2 : 0) + (up ? qkv : 0);
   return std::max({stored, mlp_recomputed, attention_recomputed});
 }
 
@@ -166,8 +194,8 @@ int64_t selective_layer_worst(const LayerMemory& full, const LayerMemory& kept, 
 
 StageMemory stage_memory(const Config& c, int pp_rank) {
   validate_or_throw(c, "memory model");
-  RCTS_CHECK(c.model.num_moe_experts == 0 && !c.model.multi_latent_attention && !c.model.gated_delta_net,
-             "memory model: covers dense GPT layers only (MoE, MLA and GDN are not modelled)");
+  RCTS_CHECK(c.model.num_moe_experts == 0 && !c.model.gated_delta_net,
+             "memory model: covers dense and MLA GPT layers only (MoE and GDN are not modelled)");
   const MemoryDims m = MemoryDims::from(c);
   const RecomputeConfig r = effective_recompute(c.recompute);
   const int pp = c.parallel.pipeline_model_parallel_size;

@@ -83,6 +83,11 @@ struct MemoryDims {
   bool flash = false;
   int64_t t = 1;                   // tensor-parallel size
   bool sp = false;                 // sequence parallel
+  // Multi-latent attention (design §14; mla_memory.hpp): its attention tensors replace
+  // the dense ones.
+  bool mla = false;
+  int64_t mla_q_lora_rank = 0, mla_kv_lora_rank = 0, mla_qk_head_dim = 0, mla_qk_pos_emb_head_dim = 0,
+          mla_v_head_dim = 0;
   static MemoryDims from(const Config& c);
   int64_t sbh() const;  // s*b*h; throws rcts::Error on int64 overflow
 };
@@ -104,8 +109,8 @@ struct LayerMemory {
   int64_t prefix_bytes(std::string_view prefix) const;  // sum over names starting with prefix
 };
 
-// One layer without full recompute; `selective` ⊆ {core_attn, mlp, layernorm}
-// (other names need MoE/MLA/GDN, which the model does not cover: an error).
+// One layer without full recompute; `selective` ⊆ {core_attn, mlp, layernorm}, and
+// mla_up_proj for MLA (other names need MoE/GDN, which the model does not cover: an error).
 LayerMemory layer_memory(const MemoryDims& m, const std::vector<std::string>& selective = {});
 // What a full-recompute chunk keeps: its input "checkpoint.input", d·sbh (/t with SP,
 // or /t as flat shards with distribute_saved_activations).

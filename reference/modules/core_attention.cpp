@@ -18,7 +18,9 @@ template <typename T> T attention_scale(int64_t d) { return static_cast<T>(1.0 /
 std::vector<Tensor> CoreAttention::forward(SaveContext& ctx, const std::vector<Tensor>& in) {
   rt_.counters.count_forward(path_ + ".core");
   const Tensor &q = in.at(0), &k = in.at(1), &v = in.at(2);
-  const int64_t bh = q.dim(0) * q.dim(1), s = q.dim(2), d = q.dim(3);
+  // d: the q/k head dim (scores, scale); dv: the v head dim (context). Equal in dense
+  // attention; MLA's differ (design §14).
+  const int64_t bh = q.dim(0) * q.dim(1), s = q.dim(2), d = q.dim(3), dv = v.dim(3);
   ctx.save(q, "q");
   ctx.save(k, "k");
   ctx.save(v, "v");
@@ -43,12 +45,12 @@ std::vector<Tensor> CoreAttention::forward(SaveContext& ctx, const std::vector<T
     dropped = dropout_forward(rt_, dctx, dropout_, probs);
   }
   if (dropped.storage() != probs.storage()) ctx.save(dropped, "dropout.output");
-  Tensor out = rt_.activation(q.shape(), path_ + ".context");
+  Tensor out = rt_.activation({q.dim(0), q.dim(1), s, dv}, path_ + ".context");
   with_compute_type(rt_.config.gradcheck(), [&]<typename T>() {
     const ComputeIn<T> pd(rt_, dropped), vv(rt_, v);
     ComputeOut<T> ov(rt_, out);
-    rt_.ops<T>().gemm_batched(Trans::N, Trans::N, s, d, s, pd.data(), s, s * s, vv.data(), d, s * d, ov.data(), d,
-                              s * d, bh, false);
+    rt_.ops<T>().gemm_batched(Trans::N, Trans::N, s, dv, s, pd.data(), s, s * s, vv.data(), dv, s * dv, ov.data(),
+                              dv, s * dv, bh, false);
     ov.commit();
   });
   return {out};
@@ -58,7 +60,7 @@ std::vector<Tensor> CoreAttention::backward(SaveContext& ctx, const std::vector<
   Tensor q = ctx.load("q"), k = ctx.load("k"), v = ctx.load("v"), probs = ctx.load("softmax.output");
   // Without dropout (or at p = 0) the dropped probabilities are the probabilities.
   Tensor dropped = ctx.has_saved("dropout.output") ? ctx.load("dropout.output") : probs;
-  const int64_t bh = q.dim(0) * q.dim(1), s = q.dim(2), d = q.dim(3);
+  const int64_t bh = q.dim(0) * q.dim(1), s = q.dim(2), d = q.dim(3), dvd = v.dim(3);
   Tensor dq = rt_.activation(q.shape(), path_ + ".q.grad");
   Tensor dk = rt_.activation(k.shape(), path_ + ".k.grad");
   Tensor dv = rt_.activation(v.shape(), path_ + ".v.grad");
@@ -70,10 +72,10 @@ std::vector<Tensor> CoreAttention::backward(SaveContext& ctx, const std::vector<
     // One (bh, s, s) scratch carries d(dropped) -> d(probs) -> d(scores), in place.
     auto g = rt_.workspace.take<T>(static_cast<size_t>(bh * s * s));
     // d(dropped) = dout . v^T ; dv = dropped^T . dout
-    ops.gemm_batched(Trans::N, Trans::T, s, s, d, dov.data(), d, s * d, vv.data(), d, s * d, g.data(), s, s * s, bh,
-                     false);
-    ops.gemm_batched(Trans::T, Trans::N, s, d, s, pd.data(), s, s * s, dov.data(), d, s * d, dvo.data(), d, s * d, bh,
-                     false);
+    ops.gemm_batched(Trans::N, Trans::T, s, s, dvd, dov.data(), dvd, s * dvd, vv.data(), dvd, s * dvd, g.data(), s,
+                     s * s, bh, false);
+    ops.gemm_batched(Trans::T, Trans::N, s, dvd, s, pd.data(), s, s * s, dov.data(), dvd, s * dvd, dvo.data(), dvd,
+                     s * dvd, bh, false);
     dvo.commit();
     if (dropout_active(rt_, dropout_.p)) {
       Tensor mask = ctx.child("dropout").load("mask");

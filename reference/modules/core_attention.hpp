@@ -1,5 +1,6 @@
 // Core attention: softmax(causal(q k^T * scale)) with attention dropout, times v.
-// Inputs q, k, v and output are (b, a, s, d) in the activation dtype. Scores stay
+// Inputs q, k (b, a, s, d), v and output (b, a, s, dv) in the activation dtype; dense
+// attention has dv = d, MLA (design §14) its own v head dim. scale = 1/sqrt(d). Scores stay
 // in the compute type (never materialised as an activation); the probabilities
 // (softmax output) and the dropped probabilities are rounded to the activation
 // dtype and saved, as Korthikanti et al. count them (2as²b + as²b + 2as²b bytes in

@@ -77,6 +77,12 @@ const std::vector<Row>& rows() {
        [](Config& c) { fine_grained(c, {"mlp_norm"}); }},
       {"offload.min_size_negative", [](Config& c) { c.offload.min_offloaded_tensor_size = -1; },
        [](Config& c) { c.offload.min_offloaded_tensor_size = 0; }},
+      {"mla.sizes", [](Config& c) { c.model.kv_lora_rank = 0; }, [](Config& c) { c.model.kv_lora_rank = 1; }},
+      {"mla.sizes", [](Config& c) { c.model.q_lora_rank = -1; }, [](Config& c) { c.model.q_lora_rank = 0; }},
+      {"mla.sizes", [](Config& c) { c.model.rotary_base = 1.0; }, [](Config& c) { c.model.rotary_base = 2.0; }},
+      {"mla.pos_emb_dim_even",
+       [](Config& c) { c.model.multi_latent_attention = true; c.model.qk_pos_emb_head_dim = 3; },
+       [](Config& c) { c.model.multi_latent_attention = true; c.model.qk_pos_emb_head_dim = 2; }},
       {"model.hidden_divisible_by_heads", [](Config& c) { c.model.num_attention_heads = 5; },
        [](Config& c) { c.model.num_attention_heads = 8; }},
       {"parallel.sp_needs_tp", [](Config& c) { c.parallel.sequence_parallel = true; },
@@ -418,6 +424,8 @@ TEST(CheckSupported, EachFeatureIsGatedAndCanBeSwitchedOn) {
   const std::vector<Case> cases = {
       {"moe", [](Config& c) { moe(c); }, &Supported::moe},
       {"mla", [](Config& c) { c.model.multi_latent_attention = true; }, &Supported::mla},
+      {"mla+sp", [](Config& c) { c.model.multi_latent_attention = true; c.parallel.tensor_model_parallel_size = 2;
+                                c.parallel.sequence_parallel = true; }, &Supported::mla_combinations},
       {"gdn", [](Config& c) { c.model.gated_delta_net = true; }, &Supported::gdn},
       {"tp", [](Config& c) { c.parallel.tensor_model_parallel_size = 2; }, &Supported::tensor_parallel},
       {"pp", [](Config& c) { c.parallel.pipeline_model_parallel_size = 2; }, &Supported::pipeline_parallel},

@@ -72,6 +72,27 @@ TEST(MegatronArgs, DefaultsFollowMegatron) {
   EXPECT_EQ(c.recompute.recompute_modules, std::vector<std::string>{"core_attn"});
 }
 
+TEST(MegatronArgs, MultiLatentAttentionSizesAndDefaults) {
+  // Defaults from megatron/training/arguments.py: no q compression, 32 / 128 / 64 / 128.
+  Config c = import_megatron_arg_string(kSizes + "--multi-latent-attention").config;
+  EXPECT_TRUE(c.model.multi_latent_attention);
+  EXPECT_EQ(c.model.q_lora_rank, 0);
+  EXPECT_EQ(c.model.kv_lora_rank, 32);
+  EXPECT_EQ(c.model.qk_head_dim, 128);
+  EXPECT_EQ(c.model.qk_pos_emb_head_dim, 64);
+  EXPECT_EQ(c.model.v_head_dim, 128);
+  c = import_megatron_arg_string(kSizes + "--multi-latent-attention --q-lora-rank 1536 --kv-lora-rank 512 "
+                                          "--qk-head-dim 96 --qk-pos-emb-head-dim 32 --v-head-dim 80 --rotary-base 5000")
+          .config;
+  EXPECT_EQ(c.model.q_lora_rank, 1536);
+  EXPECT_EQ(c.model.kv_lora_rank, 512);
+  EXPECT_EQ(c.model.qk_head_dim, 96);
+  EXPECT_EQ(c.model.qk_pos_emb_head_dim, 32);
+  EXPECT_EQ(c.model.v_head_dim, 80);
+  EXPECT_EQ(c.model.rotary_base, 5000.0);
+  EXPECT_TRUE(any_has(problems_of(kSizes + "--multi-latent-attention --q-lora-rank 0"), "--q-lora-rank"));
+}
+
 TEST(MegatronArgs, DerivedParallelAndMoeDefaults) {
   Config c = import_megatron_arg_string(kSizes + "--num-experts 8 --tensor-model-parallel-size 2 "
                                                  "--expert-model-parallel-size 2 --sequence-parallel").config;

@@ -12,8 +12,14 @@ namespace {
 
 TEST(TpReplicas, ReplicatedParametersByName) {
   for (const char* name : {"layers.0.input_layernorm.weight", "layers.3.pre_mlp_layernorm.bias",
-                           "layers.1.attention.proj.bias", "layers.2.mlp.fc2.bias", "layers.0.moe.router.weight"})
+                           "layers.1.attention.proj.bias", "layers.2.mlp.fc2.bias", "layers.0.moe.router.weight",
+                           // MLA (design §14): down-projections and the q/kv norms are replicated.
+                           "layers.0.attention.linear_kv_down_proj.weight", "layers.1.attention.linear_q_down_proj.weight",
+                           "layers.0.attention.kv_layernorm.weight", "layers.0.attention.q_layernorm.bias"})
     EXPECT_TRUE(tp_replicated_parameter(name)) << name;
+  for (const char* name : {"layers.0.attention.linear_kv_up_proj.weight", "layers.0.attention.linear_q_up_proj.weight",
+                           "layers.0.attention.linear_q_proj.weight"})
+    EXPECT_FALSE(tp_replicated_parameter(name)) << name;
   for (const char* name : {"layers.0.attention.qkv.weight", "layers.0.attention.qkv.bias", "layers.0.attention.proj.weight",
                            "layers.0.mlp.fc1.bias", "layers.0.mlp.fc2.weight", "layers.0.moe.shared_experts.fc2.weight",
                            "layers.0.moe.experts.1.fc1.weight"})

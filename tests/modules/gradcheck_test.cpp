@@ -8,6 +8,7 @@
 #include "backends/cpu/cpu_backend.hpp"
 #include "reference/driver/model.hpp"
 #include "reference/modules/attention.hpp"
+#include "reference/modules/mla_attention.hpp"
 #include "reference/rng/seeds.hpp"
 
 namespace rcts {
@@ -157,6 +158,37 @@ TEST_F(ModuleGradcheck, WholeBlockTwoLayersWithDropout) {
   m.parameters(p);
   ASSERT_EQ(p.size(), 2u * 12u) << "2 layers x (2 norms x 2 + 4 linears x 2)";
   GradCheck{*rt, m, {random_f64(*rt, {tokens(), 8}, "x")}, p, {}}.run();
+}
+
+
+// MLA (design §14) with and without query compression; odd sizes so every split,
+// head concatenation and RoPE pair is exercised off any power of two.
+Config mla_config(int q_lora_rank) {
+  Config c = small_config();
+  c.model.multi_latent_attention = true;
+  c.model.q_lora_rank = q_lora_rank;
+  c.model.kv_lora_rank = 5;
+  c.model.qk_head_dim = 3;
+  c.model.qk_pos_emb_head_dim = 4;
+  c.model.v_head_dim = 2;
+  return c;
+}
+
+TEST(ModuleGradcheckMla, WithQueryCompression) {
+  Runtime rt(mla_config(6), cpu::default_backend());
+  MlaAttention m(rt, "mla", false, false);
+  std::vector<Parameter*> p;
+  m.parameters(p);
+  ASSERT_EQ(p.size(), 10u) << "q_down, q_norm x2, kv_down, kv_norm x2, q_up, kv_up, proj x2";
+  GradCheck{rt, m, {random_f64(rt, {8, 8}, "x")}, p, {}}.run();
+}
+
+TEST(ModuleGradcheckMla, WithoutQueryCompressionInALayer) {
+  Runtime rt(mla_config(0), cpu::default_backend());
+  TransformerLayer m(rt, 0);
+  std::vector<Parameter*> p;
+  m.parameters(p);
+  GradCheck{rt, m, {random_f64(rt, {8, 8}, "x")}, p, {}}.run();
 }
 
 }  // namespace

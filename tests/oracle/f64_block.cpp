@@ -197,13 +197,15 @@ struct LayerTape {
   Vec attn_keep, h1_keep, mlp_keep;  // dropout factors: attention, hidden after attention, hidden after MLP
   DenseTape dense;
   MoeTape moe;
+  Vec cq, cqn, kvc, latent, kvn, q, kv, Q, K, V;  // MLA: (T, ·); Q, K (T, a, dq), V (T, a, dv)
 };
 
 class Model {
  public:
   Model(const Config& c, const RankCoords& r, F64Run& out)
       : c_(c), m_(c.model), out_(out), T_(static_cast<int64_t>(m_.seq_length) * m_.micro_batch_size),
-        h_(m_.hidden_size), a_(m_.num_attention_heads), d_(h_ / a_), swiglu_(m_.activation == "swiglu") {
+        h_(m_.hidden_size), a_(m_.num_attention_heads), d_(h_ / a_), swiglu_(m_.activation == "swiglu"),
+        mla_(m_.multi_latent_attention) {
     device_ = {"device-default", c.run.seed};
     mp_ = {"model-parallel-rng", c.run.seed + 2718 + static_cast<uint64_t>(r.tp)};
     ep_ = {"expert-parallel-rng", c.run.seed + 1024 + 100 * static_cast<uint64_t>(r.ep) + static_cast<uint64_t>(r.etp)};
@@ -212,10 +214,31 @@ class Model {
       const std::string L = "layers." + std::to_string(l);
       param(L + ".input_layernorm.weight", h_, Init::ones);
       param(L + ".input_layernorm.bias", h_, Init::zeros);
-      param(L + ".attention.qkv.weight", 3 * h_ * h_, Init::fan_in, h_);
-      param(L + ".attention.qkv.bias", 3 * h_, Init::fan_in, h_);
-      param(L + ".attention.proj.weight", h_ * h_, Init::fan_in, h_);
-      param(L + ".attention.proj.bias", h_, Init::fan_in, h_);
+      if (mla_) {
+        const std::string A = L + ".attention.";
+        const int64_t qr = m_.q_lora_rank, kvr = m_.kv_lora_rank, dn = m_.qk_head_dim, dr = m_.qk_pos_emb_head_dim,
+                      dv = m_.v_head_dim;
+        if (qr > 0) {
+          param(A + "linear_q_down_proj.weight", qr * h_, Init::fan_in, h_);
+          param(A + "q_layernorm.weight", qr, Init::ones);
+          param(A + "q_layernorm.bias", qr, Init::zeros);
+        }
+        param(A + "linear_kv_down_proj.weight", (kvr + dr) * h_, Init::fan_in, h_);
+        param(A + "kv_layernorm.weight", kvr, Init::ones);
+        param(A + "kv_layernorm.bias", kvr, Init::zeros);
+        if (qr > 0)
+          param(A + "linear_q_up_proj.weight", a_ * (dn + dr) * qr, Init::fan_in, qr);
+        else
+          param(A + "linear_q_proj.weight", a_ * (dn + dr) * h_, Init::fan_in, h_);
+        param(A + "linear_kv_up_proj.weight", a_ * (dn + dv) * kvr, Init::fan_in, kvr);
+        param(A + "proj.weight", h_ * a_ * dv, Init::fan_in, a_ * dv);
+        param(A + "proj.bias", h_, Init::fan_in, a_ * dv);
+      } else {
+        param(L + ".attention.qkv.weight", 3 * h_ * h_, Init::fan_in, h_);
+        param(L + ".attention.qkv.bias", 3 * h_, Init::fan_in, h_);
+        param(L + ".attention.proj.weight", h_ * h_, Init::fan_in, h_);
+        param(L + ".attention.proj.bias", h_, Init::fan_in, h_);
+      }
       param(L + ".pre_mlp_layernorm.weight", h_, Init::ones);
       param(L + ".pre_mlp_layernorm.bias", h_, Init::zeros);
       if (is_moe(l)) {
@@ -332,10 +355,216 @@ class Model {
   Vec layer_forward(int l, const Vec& x, LayerTape& t) {
     const std::string L = "layers." + std::to_string(l);
     const double eps = m_.layernorm_epsilon;
-    const int64_t s = m_.seq_length, b = m_.micro_batch_size;
     side_effect(L + ".tokens_seen", static_cast<double>(T_));
     t.x = x;
     t.ln1 = layernorm(x, T_, h_, W(L + ".input_layernorm.weight"), W(L + ".input_layernorm.bias"), eps);
+    const Vec attn = mla_ ? mla_forward(L, t) : dense_attention_forward(L, t);
+    // Hidden dropout (device default generator at one rank) and the residual.
+    t.h1_keep = dropout(device_, L + ".attention.hidden_dropout", T_ * h_, m_.hidden_dropout);
+    t.h1 = x;
+    const Vec da = apply(attn, t.h1_keep);
+    for (size_t i = 0; i < da.size(); ++i) t.h1[i] += da[i];
+    t.ln2 = layernorm(t.h1, T_, h_, W(L + ".pre_mlp_layernorm.weight"), W(L + ".pre_mlp_layernorm.bias"), eps);
+    const Vec m = is_moe(l) ? moe_forward(L + ".moe", t.ln2, t.moe) : dense_forward(L + ".mlp", t.ln2, t.dense);
+    t.mlp_keep = dropout(device_, L + (is_moe(l) ? ".moe" : ".mlp") + ".hidden_dropout", T_ * h_, m_.hidden_dropout);
+    Vec out = t.h1;
+    const Vec dm = apply(m, t.mlp_keep);
+    for (size_t i = 0; i < out.size(); ++i) out[i] += dm[i];
+    return out;
+  }
+
+  Vec layer_backward(int l, const Vec& dout, LayerTape& t) {
+    const std::string L = "layers." + std::to_string(l);
+    const double eps = m_.layernorm_epsilon;
+    // MLP branch.
+    const Vec dm = apply(dout, t.mlp_keep);
+    const Vec dln2 = is_moe(l) ? moe_backward(L + ".moe", dm, t.ln2, t.moe) : dense_backward(L + ".mlp", dm, t.ln2, t.dense);
+    Vec dh1 = layernorm_back(dln2, t.h1, T_, h_, W(L + ".pre_mlp_layernorm.weight"), eps,
+                             G(L + ".pre_mlp_layernorm.weight"), G(L + ".pre_mlp_layernorm.bias"));
+    for (size_t i = 0; i < dh1.size(); ++i) dh1[i] += dout[i];
+    // Attention branch.
+    const Vec dattn = apply(dh1, t.h1_keep);
+    const Vec dln1 = mla_ ? mla_backward(L, dattn, t) : dense_attention_backward(L, dattn, t);
+    Vec dx = layernorm_back(dln1, t.x, T_, h_, W(L + ".input_layernorm.weight"), eps, G(L + ".input_layernorm.weight"),
+                            G(L + ".input_layernorm.bias"));
+    for (size_t i = 0; i < dx.size(); ++i) dx[i] += dh1[i];
+    return dx;
+  }
+
+  // Multi-latent attention (design §14), written from the math, not from rcts's GEMM
+  // layout: RoPE from std::pow/cos/sin, q and k assembled per element.
+  double rope_angle(int64_t pos, int64_t j) const {
+    const double r = static_cast<double>(m_.qk_pos_emb_head_dim);
+    return static_cast<double>(pos) * std::pow(m_.rotary_base, -2.0 * static_cast<double>(j) / r);
+  }
+  // y = RoPE(x) at `pos` over dr elements (pairs (2j, 2j+1) out to (j, dr/2 + j)).
+  void rope(const double* x, double* y, int64_t pos) const {
+    const int64_t half = m_.qk_pos_emb_head_dim / 2;
+    for (int64_t j = 0; j < half; ++j) {
+      const double c = std::cos(rope_angle(pos, j)), sn = std::sin(rope_angle(pos, j));
+      y[j] = x[2 * j] * c - x[2 * j + 1] * sn;
+      y[half + j] = x[2 * j + 1] * c + x[2 * j] * sn;
+    }
+  }
+  // dx += RoPE's transpose applied to dy.
+  void rope_back(const double* dy, double* dx, int64_t pos) const {
+    const int64_t half = m_.qk_pos_emb_head_dim / 2;
+    for (int64_t j = 0; j < half; ++j) {
+      const double c = std::cos(rope_angle(pos, j)), sn = std::sin(rope_angle(pos, j));
+      dx[2 * j] += dy[j] * c + dy[half + j] * sn;
+      dx[2 * j + 1] += -dy[j] * sn + dy[half + j] * c;
+    }
+  }
+
+  Vec mla_forward(const std::string& L, LayerTape& t) {
+    const std::string A = L + ".attention.";
+    const double eps = m_.layernorm_epsilon;
+    const int64_t s = m_.seq_length, b = m_.micro_batch_size, qr = m_.q_lora_rank, kvr = m_.kv_lora_rank,
+                  dn = m_.qk_head_dim, dr = m_.qk_pos_emb_head_dim, dq = dn + dr, dv = m_.v_head_dim;
+    if (qr > 0) {
+      t.cq = linear(t.ln1, T_, h_, W(A + "linear_q_down_proj.weight"), qr, nullptr);
+      t.cqn = layernorm(t.cq, T_, qr, W(A + "q_layernorm.weight"), W(A + "q_layernorm.bias"), eps);
+      t.q = linear(t.cqn, T_, qr, W(A + "linear_q_up_proj.weight"), a_ * dq, nullptr);
+    } else {
+      t.q = linear(t.ln1, T_, h_, W(A + "linear_q_proj.weight"), a_ * dq, nullptr);
+    }
+    t.kvc = linear(t.ln1, T_, h_, W(A + "linear_kv_down_proj.weight"), kvr + dr, nullptr);
+    t.latent.assign(static_cast<size_t>(T_ * kvr), 0.0);
+    for (int64_t r = 0; r < T_; ++r)
+      for (int64_t i = 0; i < kvr; ++i) t.latent[static_cast<size_t>(r * kvr + i)] = t.kvc[static_cast<size_t>(r * (kvr + dr) + i)];
+    t.kvn = layernorm(t.latent, T_, kvr, W(A + "kv_layernorm.weight"), W(A + "kv_layernorm.bias"), eps);
+    t.kv = linear(t.kvn, T_, kvr, W(A + "linear_kv_up_proj.weight"), a_ * (dn + dv), nullptr);
+    t.Q.assign(static_cast<size_t>(T_ * a_ * dq), 0.0);
+    t.K = t.Q;
+    t.V.assign(static_cast<size_t>(T_ * a_ * dv), 0.0);
+    for (int64_t r = 0; r < T_; ++r) {
+      const int64_t pos = r / b;
+      for (int64_t ai = 0; ai < a_; ++ai) {
+        double* Q = &t.Q[static_cast<size_t>((r * a_ + ai) * dq)];
+        double* K = &t.K[static_cast<size_t>((r * a_ + ai) * dq)];
+        const double* q = &t.q[static_cast<size_t>(r * a_ * dq + ai * dq)];
+        const double* kv = &t.kv[static_cast<size_t>(r * a_ * (dn + dv) + ai * (dn + dv))];
+        for (int64_t i = 0; i < dn; ++i) Q[i] = q[i], K[i] = kv[i];
+        rope(q + dn, Q + dn, pos);
+        rope(&t.kvc[static_cast<size_t>(r * (kvr + dr) + kvr)], K + dn, pos);
+        for (int64_t i = 0; i < dv; ++i) t.V[static_cast<size_t>((r * a_ + ai) * dv + i)] = kv[dn + i];
+      }
+    }
+    const double scale = 1.0 / std::sqrt(static_cast<double>(dq));
+    t.probs.assign(static_cast<size_t>(b * a_ * s * s), 0.0);
+    for (int64_t bi = 0; bi < b; ++bi)
+      for (int64_t ai = 0; ai < a_; ++ai)
+        for (int64_t i = 0; i < s; ++i) {
+          Vec row(static_cast<size_t>(i + 1));
+          double mx = -INFINITY;
+          for (int64_t j = 0; j <= i; ++j) {
+            double dot = 0;
+            for (int64_t di = 0; di < dq; ++di)
+              dot += t.Q[static_cast<size_t>((token(i, bi) * a_ + ai) * dq + di)] *
+                     t.K[static_cast<size_t>((token(j, bi) * a_ + ai) * dq + di)];
+            row[static_cast<size_t>(j)] = dot * scale;
+            mx = std::max(mx, row[static_cast<size_t>(j)]);
+          }
+          double z = 0;
+          for (auto& v : row) z += (v = std::exp(v - mx));
+          for (int64_t j = 0; j <= i; ++j) t.probs[static_cast<size_t>(score(bi, ai, i, j))] = row[static_cast<size_t>(j)] / z;
+        }
+    t.attn_keep = dropout(mp_, L + ".attention.dropout", b * a_ * s * s, m_.attention_dropout);
+    t.dropped = apply(t.probs, t.attn_keep);
+    t.merged.assign(static_cast<size_t>(T_ * a_ * dv), 0.0);
+    for (int64_t bi = 0; bi < b; ++bi)
+      for (int64_t ai = 0; ai < a_; ++ai)
+        for (int64_t i = 0; i < s; ++i)
+          for (int64_t di = 0; di < dv; ++di) {
+            double acc = 0;
+            for (int64_t j = 0; j < s; ++j)
+              acc += t.dropped[static_cast<size_t>(score(bi, ai, i, j))] * t.V[static_cast<size_t>((token(j, bi) * a_ + ai) * dv + di)];
+            t.merged[static_cast<size_t>(token(i, bi) * a_ * dv + ai * dv + di)] = acc;
+          }
+    return linear(t.merged, T_, a_ * dv, W(A + "proj.weight"), h_, &W(A + "proj.bias"));
+  }
+
+  Vec mla_backward(const std::string& L, const Vec& dattn, LayerTape& t) {
+    const std::string A = L + ".attention.";
+    const double eps = m_.layernorm_epsilon;
+    const int64_t s = m_.seq_length, b = m_.micro_batch_size, qr = m_.q_lora_rank, kvr = m_.kv_lora_rank,
+                  dn = m_.qk_head_dim, dr = m_.qk_pos_emb_head_dim, dq = dn + dr, dv = m_.v_head_dim;
+    const Vec dmerged = linear_back(dattn, t.merged, T_, a_ * dv, h_, W(A + "proj.weight"), G(A + "proj.weight"),
+                                    &G(A + "proj.bias"));
+    const double scale = 1.0 / std::sqrt(static_cast<double>(dq));
+    Vec dQ(t.Q.size(), 0.0), dK(t.K.size(), 0.0), dV(t.V.size(), 0.0);
+    for (int64_t bi = 0; bi < b; ++bi)
+      for (int64_t ai = 0; ai < a_; ++ai) {
+        Vec ddrop(static_cast<size_t>(s * s), 0.0);
+        for (int64_t i = 0; i < s; ++i)
+          for (int64_t j = 0; j < s; ++j)
+            for (int64_t di = 0; di < dv; ++di) {
+              const double dc = dmerged[static_cast<size_t>(token(i, bi) * a_ * dv + ai * dv + di)];
+              const size_t vj = static_cast<size_t>((token(j, bi) * a_ + ai) * dv + di);
+              ddrop[static_cast<size_t>(i * s + j)] += dc * t.V[vj];
+              dV[vj] += t.dropped[static_cast<size_t>(score(bi, ai, i, j))] * dc;
+            }
+        for (int64_t i = 0; i < s; ++i) {
+          double dot = 0;
+          Vec dp(static_cast<size_t>(i + 1));
+          for (int64_t j = 0; j <= i; ++j) {
+            const size_t k = static_cast<size_t>(score(bi, ai, i, j));
+            dp[static_cast<size_t>(j)] = ddrop[static_cast<size_t>(i * s + j)] * (t.attn_keep.empty() ? 1.0 : t.attn_keep[k]);
+            dot += dp[static_cast<size_t>(j)] * t.probs[k];
+          }
+          for (int64_t j = 0; j <= i; ++j) {
+            const double p = t.probs[static_cast<size_t>(score(bi, ai, i, j))];
+            const double dscore = p * (dp[static_cast<size_t>(j)] - dot) * scale;
+            for (int64_t di = 0; di < dq; ++di) {
+              const size_t qi = static_cast<size_t>((token(i, bi) * a_ + ai) * dq + di);
+              const size_t kj = static_cast<size_t>((token(j, bi) * a_ + ai) * dq + di);
+              dQ[qi] += dscore * t.K[kj];
+              dK[kj] += dscore * t.Q[qi];
+            }
+          }
+        }
+      }
+    Vec dq_(t.q.size(), 0.0), dkv(t.kv.size(), 0.0), dkvc(t.kvc.size(), 0.0);
+    for (int64_t r = 0; r < T_; ++r) {
+      const int64_t pos = r / b;
+      for (int64_t ai = 0; ai < a_; ++ai) {
+        const double* gQ = &dQ[static_cast<size_t>((r * a_ + ai) * dq)];
+        const double* gK = &dK[static_cast<size_t>((r * a_ + ai) * dq)];
+        double* gq = &dq_[static_cast<size_t>(r * a_ * dq + ai * dq)];
+        double* gkv = &dkv[static_cast<size_t>(r * a_ * (dn + dv) + ai * (dn + dv))];
+        for (int64_t i = 0; i < dn; ++i) gq[i] = gQ[i], gkv[i] = gK[i];
+        rope_back(gQ + dn, gq + dn, pos);
+        rope_back(gK + dn, &dkvc[static_cast<size_t>(r * (kvr + dr) + kvr)], pos);
+        for (int64_t i = 0; i < dv; ++i) gkv[dn + i] = dV[static_cast<size_t>((r * a_ + ai) * dv + i)];
+      }
+    }
+    const Vec dkvn = linear_back(dkv, t.kvn, T_, kvr, a_ * (dn + dv), W(A + "linear_kv_up_proj.weight"),
+                                 G(A + "linear_kv_up_proj.weight"), nullptr);
+    const Vec dlatent = layernorm_back(dkvn, t.latent, T_, kvr, W(A + "kv_layernorm.weight"), eps,
+                                       G(A + "kv_layernorm.weight"), G(A + "kv_layernorm.bias"));
+    for (int64_t r = 0; r < T_; ++r)
+      for (int64_t i = 0; i < kvr; ++i) dkvc[static_cast<size_t>(r * (kvr + dr) + i)] = dlatent[static_cast<size_t>(r * kvr + i)];
+    Vec dln1 = linear_back(dkvc, t.ln1, T_, h_, kvr + dr, W(A + "linear_kv_down_proj.weight"),
+                           G(A + "linear_kv_down_proj.weight"), nullptr);
+    Vec dq_in;
+    if (qr > 0) {
+      const Vec dcqn = linear_back(dq_, t.cqn, T_, qr, a_ * dq, W(A + "linear_q_up_proj.weight"),
+                                   G(A + "linear_q_up_proj.weight"), nullptr);
+      const Vec dcq = layernorm_back(dcqn, t.cq, T_, qr, W(A + "q_layernorm.weight"), eps, G(A + "q_layernorm.weight"),
+                                     G(A + "q_layernorm.bias"));
+      dq_in = linear_back(dcq, t.ln1, T_, h_, qr, W(A + "linear_q_down_proj.weight"), G(A + "linear_q_down_proj.weight"),
+                          nullptr);
+    } else {
+      dq_in = linear_back(dq_, t.ln1, T_, h_, a_ * dq, W(A + "linear_q_proj.weight"), G(A + "linear_q_proj.weight"),
+                          nullptr);
+    }
+    for (size_t i = 0; i < dln1.size(); ++i) dln1[i] += dq_in[i];
+    return dln1;
+  }
+
+  // Dense self-attention: QKV, core attention, output projection.
+  Vec dense_attention_forward(const std::string& L, LayerTape& t) {
+    const int64_t s = m_.seq_length, b = m_.micro_batch_size;
     t.qkv = linear(t.ln1, T_, h_, W(L + ".attention.qkv.weight"), 3 * h_, &W(L + ".attention.qkv.bias"));
     // Core attention: causal softmax of q k^T / sqrt(d), attention dropout, times v.
     const double scale = 1.0 / std::sqrt(static_cast<double>(d_));
@@ -370,33 +599,10 @@ class Model {
                      t.qkv[static_cast<size_t>(token(j, bi) * 3 * h_ + qkv_col(2, ai, di))];
             t.merged[static_cast<size_t>(token(i, bi) * h_ + ai * d_ + di)] = acc;
           }
-    const Vec attn = linear(t.merged, T_, h_, W(L + ".attention.proj.weight"), h_, &W(L + ".attention.proj.bias"));
-    // Hidden dropout (device default generator at one rank) and the residual.
-    t.h1_keep = dropout(device_, L + ".attention.hidden_dropout", T_ * h_, m_.hidden_dropout);
-    t.h1 = x;
-    const Vec da = apply(attn, t.h1_keep);
-    for (size_t i = 0; i < da.size(); ++i) t.h1[i] += da[i];
-    t.ln2 = layernorm(t.h1, T_, h_, W(L + ".pre_mlp_layernorm.weight"), W(L + ".pre_mlp_layernorm.bias"), eps);
-    const Vec m = is_moe(l) ? moe_forward(L + ".moe", t.ln2, t.moe) : dense_forward(L + ".mlp", t.ln2, t.dense);
-    t.mlp_keep = dropout(device_, L + (is_moe(l) ? ".moe" : ".mlp") + ".hidden_dropout", T_ * h_, m_.hidden_dropout);
-    Vec out = t.h1;
-    const Vec dm = apply(m, t.mlp_keep);
-    for (size_t i = 0; i < out.size(); ++i) out[i] += dm[i];
-    return out;
+    return linear(t.merged, T_, h_, W(L + ".attention.proj.weight"), h_, &W(L + ".attention.proj.bias"));
   }
-
-  Vec layer_backward(int l, const Vec& dout, LayerTape& t) {
-    const std::string L = "layers." + std::to_string(l);
-    const double eps = m_.layernorm_epsilon;
+  Vec dense_attention_backward(const std::string& L, const Vec& dattn, LayerTape& t) {
     const int64_t s = m_.seq_length, b = m_.micro_batch_size;
-    // MLP branch.
-    const Vec dm = apply(dout, t.mlp_keep);
-    const Vec dln2 = is_moe(l) ? moe_backward(L + ".moe", dm, t.ln2, t.moe) : dense_backward(L + ".mlp", dm, t.ln2, t.dense);
-    Vec dh1 = layernorm_back(dln2, t.h1, T_, h_, W(L + ".pre_mlp_layernorm.weight"), eps,
-                             G(L + ".pre_mlp_layernorm.weight"), G(L + ".pre_mlp_layernorm.bias"));
-    for (size_t i = 0; i < dh1.size(); ++i) dh1[i] += dout[i];
-    // Attention branch.
-    const Vec dattn = apply(dh1, t.h1_keep);
     const Vec dmerged = linear_back(dattn, t.merged, T_, h_, h_, W(L + ".attention.proj.weight"),
                                     G(L + ".attention.proj.weight"), &G(L + ".attention.proj.bias"));
     const double scale = 1.0 / std::sqrt(static_cast<double>(d_));
@@ -434,12 +640,8 @@ class Model {
           }
         }
       }
-    const Vec dln1 = linear_back(dqkv, t.ln1, T_, h_, 3 * h_, W(L + ".attention.qkv.weight"),
+    return linear_back(dqkv, t.ln1, T_, h_, 3 * h_, W(L + ".attention.qkv.weight"),
                                  G(L + ".attention.qkv.weight"), &G(L + ".attention.qkv.bias"));
-    Vec dx = layernorm_back(dln1, t.x, T_, h_, W(L + ".input_layernorm.weight"), eps, G(L + ".input_layernorm.weight"),
-                            G(L + ".input_layernorm.bias"));
-    for (size_t i = 0; i < dx.size(); ++i) dx[i] += dh1[i];
-    return dx;
   }
 
   // Dense MLP (or the bias-free shared experts): fc1 -> GeLU / SwiGLU -> fc2.
@@ -638,7 +840,7 @@ class Model {
   const ModelConfig& m_;
   F64Run& out_;
   const int64_t T_, h_, a_, d_;
-  const bool swiglu_;
+  const bool swiglu_, mla_;
   Stream device_, mp_, ep_;
   std::map<std::string, Vec> w_, g_;
 };
@@ -650,7 +852,6 @@ std::string f64_unsupported(const Config& c) {
   if (p.tensor_model_parallel_size != 1 || p.pipeline_model_parallel_size != 1 || p.expert_model_parallel_size != 1 ||
       p.expert_tensor_parallel_size != 1 || p.sequence_parallel)
     return "the f64 oracle models one rank only (TP = PP = EP = ETP = 1, no sequence parallelism)";
-  if (c.model.multi_latent_attention) return "the f64 oracle has no MLA";
   if (c.model.gated_delta_net) return "the f64 oracle has no GDN layers";
   if (c.model.fp8) return "the f64 oracle has no FP8 quantisation (its recompute semantics are the fp8 cases' bitwise check)";
   if (c.model.activation != "gelu" && c.model.activation != "swiglu")

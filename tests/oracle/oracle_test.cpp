@@ -97,6 +97,22 @@ TEST(F64Oracle, MoePerExpertSwigluMatchesFiniteDifferences) {
   expect_gradients_match_finite_differences(tiny("swiglu", 4, false));
 }
 
+// MLA (design §14), with and without query compression.
+Config tiny_mla(int q_lora_rank) {
+  Config c = tiny("gelu", 0, false);
+  c.model.multi_latent_attention = true;
+  c.model.q_lora_rank = q_lora_rank;
+  c.model.kv_lora_rank = 5;
+  c.model.qk_head_dim = 3;
+  c.model.qk_pos_emb_head_dim = 4;
+  c.model.v_head_dim = 2;
+  return c;
+}
+TEST(F64Oracle, MlaMatchesFiniteDifferences) { expect_gradients_match_finite_differences(tiny_mla(6)); }
+TEST(F64Oracle, MlaWithoutQueryCompressionMatchesFiniteDifferences) {
+  expect_gradients_match_finite_differences(tiny_mla(0));
+}
+
 // --- every single-rank case's baseline against the oracle ----------------------------
 
 // Tolerances on the error measure above, by activation dtype (parameters are f32, f64
