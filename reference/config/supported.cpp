@@ -41,6 +41,12 @@ std::vector<ConfigIssue> check_supported(const Config& c, const Supported& s) {
       {"model.num_moe_experts"});
   gap(m.multi_latent_attention, s.mla, "model.multi_latent_attention = true (MLA)", {"model.multi_latent_attention"});
   gap(m.gated_delta_net, s.gdn, "model.gated_delta_net = true (GDN)", {"model.gated_delta_net"});
+  // GDN layers have no fine-grained offload groups and no FP8 sites yet.
+  gap(m.gated_delta_net && c.offload.fine_grained_activation_offloading, false,
+      "offload.fine_grained_activation_offloading with model.gated_delta_net = true",
+      {"offload.fine_grained_activation_offloading", "model.gated_delta_net"});
+  gap(m.gated_delta_net && m.fp8.has_value(), false, "model.fp8 with model.gated_delta_net = true",
+      {"model.fp8", "model.gated_delta_net"});
   gap(m.flash_attention, s.flash_attention, "model.flash_attention = true", {"model.flash_attention"});
   gap(p.tensor_model_parallel_size > 1, s.tensor_parallel,
       "parallel.tensor_model_parallel_size = " + std::to_string(p.tensor_model_parallel_size),

@@ -41,7 +41,7 @@ struct Supported {
   bool swiglu = true;
   bool moe = true;   // MoE layers, EP/ETP, grouped GEMM, shared experts
   bool mla = false;
-  bool gdn = false;
+  bool gdn = true;   // gated delta net layers, hybrid patterns, gdn_norm_out
   bool tensor_parallel = true;     // TP > 1 (and so SP, distribute_saved_activations)
   bool pipeline_parallel = false;  // PP > 1
   bool fine_grained_offload = true;
