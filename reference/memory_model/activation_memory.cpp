@@ -7,6 +7,7 @@
 
 #include "reference/config/validate.hpp"
 #include "reference/memory_model/checked_math.hpp"
+#include "reference/memory_model/gdn_memory.hpp"
 #include "reference/core/error.hpp"
 
 namespace rcts {
@@ -165,16 +166,18 @@ int64_t selective_layer_worst(const LayerMemory& full, const LayerMemory& kept, 
 
 StageMemory stage_memory(const Config& c) {
   validate_or_throw(c, "memory model");
-  RCTS_CHECK(c.model.num_moe_experts == 0 && !c.model.multi_latent_attention && !c.model.gated_delta_net,
-             "memory model: covers dense GPT layers only (MoE, MLA and GDN are not modelled)");
+  RCTS_CHECK(c.model.num_moe_experts == 0 && !c.model.multi_latent_attention,
+             "memory model: covers dense GPT and GDN layers only (MoE and MLA are not modelled)");
   const MemoryDims m = MemoryDims::from(c);
   const RecomputeConfig r = effective_recompute(c.recompute);
   const int L = c.model.num_layers;
 
   StageMemory st;
-  const LayerMemory full = layer_memory(m);
+  // Hybrid models (design §15): each layer's activations by its kind (GDN or dense).
+  std::vector<LayerMemory> full;
+  for (int i = 0; i < L; ++i) full.push_back(layer_memory_of(c, m, i, {}));
   const LayerMemory chunk = chunk_input_memory(m, r.distribute_saved_activations);
-  st.full_layer_bytes = full.total();
+  for (const auto& f : full) st.full_layer_bytes = std::max(st.full_layer_bytes, f.total());
   st.chunk_input_bytes = chunk.total();
 
   // Segments in forward order: [begin, end) and the bytes the segment itself holds at
@@ -188,8 +191,9 @@ StageMemory stage_memory(const Config& c) {
   // A recomputed chunk holds all its layers' activations once its recompute ran. Its
   // stored input is the first layer's input again, unless distribute_saved_activations
   // stored a separate 1/t shard, which stays until the chunk's backward ends.
-  auto recomputed_chunk = [&](int layers) {
-    const int64_t recomputed = checked_mul(layers, st.full_layer_bytes, "recomputed segment bytes");
+  auto recomputed_chunk = [&](int b, int e) {
+    int64_t recomputed = 0;
+    for (int i = b; i < e; ++i) recomputed = checked_add(recomputed, full[static_cast<size_t>(i)].total(), "recomputed segment bytes");
     return r.distribute_saved_activations ? checked_add(recomputed, st.chunk_input_bytes, "recomputed segment bytes")
                                           : recomputed;
   };
@@ -205,7 +209,7 @@ StageMemory stage_memory(const Config& c) {
     const int n = *r.recompute_num_layers;
     for (int b = 0; b < L; b += n) {
       const int e = std::min(b + n, L);
-      segs.push_back({b, e, recomputed_chunk(e - b)});
+      segs.push_back({b, e, recomputed_chunk(b, e)});
       for (int i = b; i < e; ++i) {
         st.layers.push_back(i == b ? chunk : LayerMemory{});
         st.roles.push_back((i == b ? "chunk " : "inside chunk ") + range(b, e) + (i == b ? " input" : ""));
@@ -214,8 +218,8 @@ StageMemory stage_memory(const Config& c) {
   } else if (r.recompute_granularity == "full") {  // block
     const int n = *r.recompute_num_layers;
     for (int i = 0; i < L; ++i) {
-      segs.push_back({i, i + 1, i < n ? recomputed_chunk(1) : st.full_layer_bytes});
-      st.layers.push_back(i < n ? chunk : full);
+      segs.push_back({i, i + 1, i < n ? recomputed_chunk(i, i + 1) : full[static_cast<size_t>(i)].total()});
+      st.layers.push_back(i < n ? chunk : full[static_cast<size_t>(i)]);
       st.roles.push_back(i < n ? "block checkpoint input" : "no recompute (after block)");
     }
   } else {
@@ -227,9 +231,11 @@ StageMemory stage_memory(const Config& c) {
       for (size_t i = 0; i < modules.size(); ++i) role += (i ? "," : "") + modules[i];
       role += "]";
     }
-    const LayerMemory one = layer_memory(m, modules);
-    const int64_t worst = selective_layer_worst(full, one, modules);
     for (int i = 0; i < L; ++i) {
+      const LayerMemory one = layer_memory_of(c, m, i, modules);
+      const auto& f = full[static_cast<size_t>(i)];
+      const int64_t worst = c.gdn_layer(i) ? gdn_selective_layer_worst(f, one, modules)
+                                           : selective_layer_worst(f, one, c.model.gated_delta_net ? dense_modules(modules) : modules);
       segs.push_back({i, i + 1, worst});
       st.layers.push_back(one);
       st.roles.push_back(role);
