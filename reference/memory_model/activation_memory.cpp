@@ -193,7 +193,8 @@ StageMemory stage_memory(const Config& c) {
   // stored a separate 1/t shard, which stays until the chunk's backward ends.
   auto recomputed_chunk = [&](int b, int e) {
     int64_t recomputed = 0;
-    for (int i = b; i < e; ++i) recomputed = checked_add(recomputed, full[static_cast<size_t>(i)].total(), "recomputed segment bytes");
+    for (int i = b; i < e; ++i)
+      recomputed = checked_add(recomputed, full[static_cast<size_t>(i)].total(), "recomputed segment bytes");
     return r.distribute_saved_activations ? checked_add(recomputed, st.chunk_input_bytes, "recomputed segment bytes")
                                           : recomputed;
   };
@@ -234,8 +235,9 @@ StageMemory stage_memory(const Config& c) {
     for (int i = 0; i < L; ++i) {
       const LayerMemory one = layer_memory_of(c, m, i, modules);
       const auto& f = full[static_cast<size_t>(i)];
-      const int64_t worst = c.gdn_layer(i) ? gdn_selective_layer_worst(f, one, modules)
-                                           : selective_layer_worst(f, one, c.model.gated_delta_net ? dense_modules(modules) : modules);
+      const auto dense = c.model.gated_delta_net ? dense_modules(modules) : modules;
+      const int64_t worst =
+          c.gdn_layer(i) ? gdn_selective_layer_worst(f, one, modules) : selective_layer_worst(f, one, dense);
       segs.push_back({i, i + 1, worst});
       st.layers.push_back(one);
       st.roles.push_back(role);
