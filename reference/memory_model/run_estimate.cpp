@@ -70,7 +70,7 @@ LayerCost layer_cost(const Config& c, bool moe_layer) {
 
 // A gated delta net layer (design §15), added on top of the attention costs it
 // replaces, so the estimate stays high: in_proj and out_proj, conv and gate
-// parameters, every GDN activation twice over, and the backward's recomputed states.
+// parameters, the GDN activations, and the backward's recomputed states.
 void add_gdn_cost(const Config& c, LayerCost& l) {
   const auto& m = c.model;
   const double tokens = static_cast<double>(m.seq_length) * m.micro_batch_size, h = m.hidden_size;
@@ -81,9 +81,12 @@ void add_gdn_cost(const Config& c, LayerCost& l) {
   linear(l, tokens, h, width);
   linear(l, tokens, vz, h);
   l.params += (2 * qk + vz) * m.linear_conv_kernel_dim + 2 * nv + m.linear_value_head_dim;
-  l.activations += d * 2 * tokens * (width + 4 * vz);
+  // The backward's states S_0..S_s per (b, value head) live in op scratch of the
+  // compute type (at least 4 bytes), counted with the activations.
   const double state = static_cast<double>(m.linear_key_head_dim) * m.linear_value_head_dim;
-  l.scratch = std::max(l.scratch, m.micro_batch_size * nv * (m.seq_length + 2) * state + 3 * tokens * width);
+  l.activations += d * tokens * (width + 4 * vz) +
+                   std::max(4.0, d) * m.micro_batch_size * nv * (m.seq_length + 2) * state;
+  l.scratch = std::max(l.scratch, 3 * tokens * width);
   l.flops += tokens * (2 * width * m.linear_conv_kernel_dim + 8 * nv * state + 32 * width);
 }
 
