@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "backends/cuda/cuda_copy_stream.hpp"
+#include "kernels/exact/gdn.hpp"
 #include "backends/cuda/cuda_support.hpp"
 #include "backends/cuda/launch.hpp"
 #include "backends/cuda/lt_gemm.hpp"
@@ -217,6 +218,49 @@ template <typename T> class CudaOps final : public Ops<T> {
     Upload<int64_t> pos(m_, position);
     cuda::moe_input_grad<T>(s_, dx, dsent, pos.p(), drouter, dshared, tokens, K, h);
     launched("moe_input_grad");
+  }
+  void causal_conv_silu_forward(T* out, const T* inp, const T* weight, int64_t B, int64_t H, int64_t S, int64_t D,
+                                int64_t K) override {
+    cuda::causal_conv_silu_forward<T>(s_, out, inp, weight, B, H, S, D, K);
+    launched("causal_conv_silu_forward");
+  }
+  void causal_conv_silu_backward(T* dinp, T* dweight, const T* dout, const T* inp, const T* weight, int64_t B,
+                                 int64_t H, int64_t S, int64_t D, int64_t K) override {
+    cuda::causal_conv_silu_backward<T>(s_, dinp, dweight, dout, inp, weight, B, H, S, D, K);
+    launched("causal_conv_silu_backward");
+  }
+  void gated_delta_rule_forward(T* out, const T* q, const T* k, const T* v, const T* a, const T* b, const T* A_log,
+                                const T* dt_bias, int64_t B, int64_t Hk, int64_t Hv, int64_t S, int64_t Dk,
+                                int64_t Dv) override {
+    const exact::GdnDims n{B, Hk, Hv, S, Dk, Dv};
+    const int64_t bytes = B * Hv * exact::gdn_forward_scratch<T>(n) * static_cast<int64_t>(sizeof(T));
+    std::byte* scratch = m_.allocate(Domain::device, bytes);
+    cuda::gated_delta_rule_forward<T>(s_, out, reinterpret_cast<T*>(scratch), q, k, v, a, b, A_log, dt_bias, B, Hk, Hv,
+                                      S, Dk, Dv);
+    m_.deallocate(Domain::device, scratch, bytes);
+    launched("gated_delta_rule_forward");
+  }
+  void gated_delta_rule_backward(T* dq, T* dk, T* dv, T* da, T* db, T* dA_log, T* ddt_bias, const T* dout, const T* q,
+                                 const T* k, const T* v, const T* a, const T* b, const T* A_log, const T* dt_bias,
+                                 int64_t B, int64_t Hk, int64_t Hv, int64_t S, int64_t Dk, int64_t Dv) override {
+    const exact::GdnDims n{B, Hk, Hv, S, Dk, Dv};
+    const int64_t elems = B * Hv * (exact::gdn_backward_scratch<T>(n) + 2 * S * Dk + S);
+    const int64_t bytes = elems * static_cast<int64_t>(sizeof(T));
+    std::byte* scratch = m_.allocate(Domain::device, bytes);
+    cuda::gated_delta_rule_backward<T>(s_, dq, dk, dv, da, db, dA_log, ddt_bias, reinterpret_cast<T*>(scratch), dout,
+                                       q, k, v, a, b, A_log, dt_bias, B, Hk, Hv, S, Dk, Dv);
+    m_.deallocate(Domain::device, scratch, bytes);
+    launched("gated_delta_rule_backward");
+  }
+  void gated_rmsnorm_forward(T* out, const T* x, const T* z, const T* weight, int64_t N, int64_t D,
+                             double eps) override {
+    cuda::gated_rmsnorm_forward<T>(s_, out, x, z, weight, N, D, eps);
+    launched("gated_rmsnorm_forward");
+  }
+  void gated_rmsnorm_backward(T* dx, T* dz, T* dweight, const T* dout, const T* x, const T* z, const T* weight,
+                              int64_t N, int64_t D, double eps) override {
+    cuda::gated_rmsnorm_backward<T>(s_, dx, dz, dweight, dout, x, z, weight, N, D, eps);
+    launched("gated_rmsnorm_backward");
   }
 
  private:

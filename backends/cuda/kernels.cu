@@ -9,6 +9,7 @@
 #include <type_traits>
 
 #include "backends/cuda/launch.hpp"
+#include "kernels/exact/gdn.hpp"
 #include "kernels/exact/gemm.hpp"
 #include "kernels/exact/layout.hpp"
 #include "kernels/exact/moe.hpp"
@@ -178,6 +179,70 @@ __global__ void moe_input_grad_kernel(T* dx, const T* dsent, const int64_t* posi
     dx[x] = exact::moe_input_grad_element(dsent, position, drouter, dshared, x / h, x % h, K, h);
 }
 
+// --- gated delta net: one element / head / column per iteration ----------------------
+template <typename T>
+__global__ void conv_silu_forward_kernel(T* out, const T* inp, const T* w, int64_t B, int64_t H, int64_t S, int64_t D,
+                                         int64_t K) {
+  for (int64_t x = first_index(); x < B * H * S * D; x += stride())
+    out[x] = exact::conv_silu_forward_element(inp, w, x / (S * D), (x / D) % S, x % D, H, S, D, K);
+}
+template <typename T>
+__global__ void conv_silu_input_grad_kernel(T* dinp, const T* dout, const T* inp, const T* w, int64_t B, int64_t H,
+                                            int64_t S, int64_t D, int64_t K) {
+  for (int64_t x = first_index(); x < B * H * S * D; x += stride())
+    dinp[x] = exact::conv_silu_input_grad_element(dout, inp, w, x / (S * D), (x / D) % S, x % D, H, S, D, K);
+}
+template <typename T>
+__global__ void conv_silu_weight_grad_kernel(T* dw, const T* dout, const T* inp, const T* w, int64_t B, int64_t H,
+                                             int64_t S, int64_t D, int64_t K) {
+  for (int64_t x = first_index(); x < H * D * K; x += stride())
+    exact::conv_silu_weight_grad_element(dw, dout, inp, w, x / K, x % K, B, H, S, D, K);
+}
+template <typename T>
+__global__ void gdn_forward_kernel(T* out, T* scratch, const T* q, const T* k, const T* v, const T* a, const T* b,
+                                   const T* A_log, const T* dt_bias, exact::GdnDims n) {
+  const int64_t per = exact::gdn_forward_scratch<T>(n);
+  for (int64_t x = first_index(); x < n.B * n.Hv; x += stride())
+    exact::gated_delta_rule_forward_head(out, scratch + x * per, q, k, v, a, b, A_log, dt_bias, x / n.Hv, x % n.Hv, n);
+}
+template <typename T>
+__global__ void gdn_backward_kernel(T* dqv, T* dkv, T* dv, T* da, T* db, T* dlogA, T* scratch, const T* dout,
+                                    const T* q, const T* k, const T* v, const T* a, const T* b, const T* A_log,
+                                    const T* dt_bias, exact::GdnDims n) {
+  const int64_t per = exact::gdn_backward_scratch<T>(n);
+  for (int64_t x = first_index(); x < n.B * n.Hv; x += stride())
+    exact::gated_delta_rule_backward_head(dqv, dkv, dv, da, db, dlogA, scratch + x * per, dout, q, k, v, a, b, A_log,
+                                          dt_bias, x / n.Hv, x % n.Hv, n);
+}
+template <typename T>
+__global__ void gdn_group_sum_kernel(T* dq, T* dk, const T* dqv, const T* dkv, exact::GdnDims n) {
+  for (int64_t e = first_index(); e < n.B * n.Hk * n.S * n.Dk; e += stride()) {
+    const int64_t i = e % n.Dk, t = (e / n.Dk) % n.S, hk = (e / (n.Dk * n.S)) % n.Hk, bb = e / (n.Dk * n.S * n.Hk);
+    dq[e] = exact::gdn_group_sum(dqv, bb, hk, t, i, n);
+    dk[e] = exact::gdn_group_sum(dkv, bb, hk, t, i, n);
+  }
+}
+template <typename T>
+__global__ void gdn_gate_param_grad_kernel(T* dA_log, T* ddt_bias, const T* dlogA, const T* da, exact::GdnDims n) {
+  for (int64_t h = first_index(); h < n.Hv; h += stride()) exact::gdn_gate_param_grad(dA_log, ddt_bias, dlogA, da, h, n);
+}
+template <typename T>
+__global__ void gated_rmsnorm_forward_kernel(T* out, const T* x, const T* z, const T* w, int64_t N, int64_t D, T eps) {
+  for (int64_t r = first_index(); r < N; r += stride())
+    exact::gated_rmsnorm_forward_row(out + r * D, x + r * D, z + r * D, w, D, eps);
+}
+template <typename T>
+__global__ void gated_rmsnorm_input_grad_kernel(T* dx, T* dz, const T* dout, const T* x, const T* z, const T* w,
+                                                int64_t N, int64_t D, T eps) {
+  for (int64_t r = first_index(); r < N; r += stride())
+    exact::gated_rmsnorm_input_grad_row(dx + r * D, dz + r * D, dout + r * D, x + r * D, z + r * D, w, D, eps);
+}
+template <typename T>
+__global__ void gated_rmsnorm_weight_grad_kernel(T* dw, const T* dout, const T* x, const T* z, int64_t N, int64_t D,
+                                                 T eps) {
+  for (int64_t c = first_index(); c < D; c += stride()) exact::gated_rmsnorm_weight_grad_column(dw, c, dout, x, z, N, D, eps);
+}
+
 // --- data movement --------------------------------------------------------------------
 template <typename D, typename S>
 __global__ void convert_kernel(D* dst, const S* src, int64_t n) {
@@ -342,6 +407,53 @@ void moe_input_grad(Stream s, T* dx, const T* dsent, const int64_t* position, co
                                                                          K, h);
 }
 
+template <typename T>
+void causal_conv_silu_forward(Stream s, T* out, const T* inp, const T* weight, int64_t B, int64_t H, int64_t S,
+                              int64_t D, int64_t K) {
+  conv_silu_forward_kernel<T><<<grid_for(B * H * S * D), g_threads, 0, st(s)>>>(out, inp, weight, B, H, S, D, K);
+}
+template <typename T>
+void causal_conv_silu_backward(Stream s, T* dinp, T* dweight, const T* dout, const T* inp, const T* weight, int64_t B,
+                               int64_t H, int64_t S, int64_t D, int64_t K) {
+  conv_silu_input_grad_kernel<T><<<grid_for(B * H * S * D), g_threads, 0, st(s)>>>(dinp, dout, inp, weight, B, H, S, D,
+                                                                                   K);
+  conv_silu_weight_grad_kernel<T><<<grid_for(H * D * K), g_threads, 0, st(s)>>>(dweight, dout, inp, weight, B, H, S, D,
+                                                                               K);
+}
+template <typename T>
+void gated_delta_rule_forward(Stream s, T* out, T* scratch, const T* q, const T* k, const T* v, const T* a, const T* b,
+                              const T* A_log, const T* dt_bias, int64_t B, int64_t Hk, int64_t Hv, int64_t S,
+                              int64_t Dk, int64_t Dv) {
+  const exact::GdnDims n{B, Hk, Hv, S, Dk, Dv};
+  gdn_forward_kernel<T><<<grid_for(B * Hv), g_threads, 0, st(s)>>>(out, scratch, q, k, v, a, b, A_log, dt_bias, n);
+}
+template <typename T>
+void gated_delta_rule_backward(Stream s, T* dq, T* dk, T* dv, T* da, T* db, T* dA_log, T* ddt_bias, T* scratch,
+                               const T* dout, const T* q, const T* k, const T* v, const T* a, const T* b,
+                               const T* A_log, const T* dt_bias, int64_t B, int64_t Hk, int64_t Hv, int64_t S,
+                               int64_t Dk, int64_t Dv) {
+  const exact::GdnDims n{B, Hk, Hv, S, Dk, Dv};
+  T* dqv = scratch + B * Hv * exact::gdn_backward_scratch<T>(n);
+  T* dkv = dqv + B * Hv * S * Dk;
+  T* dlogA = dkv + B * Hv * S * Dk;
+  gdn_backward_kernel<T><<<grid_for(B * Hv), g_threads, 0, st(s)>>>(dqv, dkv, dv, da, db, dlogA, scratch, dout, q, k, v,
+                                                                    a, b, A_log, dt_bias, n);
+  gdn_group_sum_kernel<T><<<grid_for(B * Hk * S * Dk), g_threads, 0, st(s)>>>(dq, dk, dqv, dkv, n);
+  gdn_gate_param_grad_kernel<T><<<grid_for(Hv), g_threads, 0, st(s)>>>(dA_log, ddt_bias, dlogA, da, n);
+}
+template <typename T>
+void gated_rmsnorm_forward(Stream s, T* out, const T* x, const T* z, const T* weight, int64_t N, int64_t D, double eps) {
+  gated_rmsnorm_forward_kernel<T><<<grid_for(N), g_threads, 0, st(s)>>>(out, x, z, weight, N, D, static_cast<T>(eps));
+}
+template <typename T>
+void gated_rmsnorm_backward(Stream s, T* dx, T* dz, T* dweight, const T* dout, const T* x, const T* z, const T* weight,
+                            int64_t N, int64_t D, double eps) {
+  gated_rmsnorm_input_grad_kernel<T><<<grid_for(N), g_threads, 0, st(s)>>>(dx, dz, dout, x, z, weight, N, D,
+                                                                          static_cast<T>(eps));
+  gated_rmsnorm_weight_grad_kernel<T><<<grid_for(D), g_threads, 0, st(s)>>>(dweight, dout, x, z, N, D,
+                                                                           static_cast<T>(eps));
+}
+
 void convert(Stream s, void* dst, Elem dst_type, const void* src, Elem src_type, int64_t n) {
   by_elem(dst_type, [&](auto d) {
     by_elem(src_type, [&](auto x) {
@@ -413,7 +525,20 @@ const char* last_launch_error() {
   template void moe_combine<T>(Stream, T*, const T*, const T*, const int64_t*, const T*, int64_t, int64_t, int64_t); \
   template void moe_combine_backward<T>(Stream, T*, T*, const T*, const T*, const T*, const int64_t*, int64_t,      \
                                         int64_t, int64_t);                                                          \
-  template void moe_input_grad<T>(Stream, T*, const T*, const int64_t*, const T*, const T*, int64_t, int64_t, int64_t);
+  template void moe_input_grad<T>(Stream, T*, const T*, const int64_t*, const T*, const T*, int64_t, int64_t, int64_t); \
+  template void causal_conv_silu_forward<T>(Stream, T*, const T*, const T*, int64_t, int64_t, int64_t, int64_t,       \
+                                            int64_t);                                                               \
+  template void causal_conv_silu_backward<T>(Stream, T*, T*, const T*, const T*, const T*, int64_t, int64_t, int64_t, \
+                                             int64_t, int64_t);                                                     \
+  template void gated_delta_rule_forward<T>(Stream, T*, T*, const T*, const T*, const T*, const T*, const T*,         \
+                                            const T*, const T*, int64_t, int64_t, int64_t, int64_t, int64_t,        \
+                                            int64_t);                                                               \
+  template void gated_delta_rule_backward<T>(Stream, T*, T*, T*, T*, T*, T*, T*, T*, const T*, const T*, const T*,    \
+                                             const T*, const T*, const T*, const T*, const T*, int64_t, int64_t,    \
+                                             int64_t, int64_t, int64_t, int64_t);                                   \
+  template void gated_rmsnorm_forward<T>(Stream, T*, const T*, const T*, const T*, int64_t, int64_t, double);         \
+  template void gated_rmsnorm_backward<T>(Stream, T*, T*, T*, const T*, const T*, const T*, const T*, int64_t,        \
+                                          int64_t, double);
 RCTS_CUDA_INSTANTIATE(float)
 RCTS_CUDA_INSTANTIATE(double)
 #undef RCTS_CUDA_INSTANTIATE

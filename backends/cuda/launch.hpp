@@ -57,6 +57,30 @@ template <typename T>
 void moe_input_grad(Stream s, T* dx, const T* dsent, const int64_t* position, const T* drouter, const T* dshared,
                     int64_t tokens, int64_t K, int64_t h);
 
+// Gated delta net (kernels/exact/gdn.hpp). `scratch` is device memory of
+// B*Hv*exact::gdn_forward_scratch elements (forward) or
+// B*Hv*(exact::gdn_backward_scratch + 2*S*Dk + S) elements (backward).
+template <typename T>
+void causal_conv_silu_forward(Stream s, T* out, const T* inp, const T* weight, int64_t B, int64_t H, int64_t S,
+                              int64_t D, int64_t K);
+template <typename T>
+void causal_conv_silu_backward(Stream s, T* dinp, T* dweight, const T* dout, const T* inp, const T* weight, int64_t B,
+                               int64_t H, int64_t S, int64_t D, int64_t K);
+template <typename T>
+void gated_delta_rule_forward(Stream s, T* out, T* scratch, const T* q, const T* k, const T* v, const T* a, const T* b,
+                              const T* A_log, const T* dt_bias, int64_t B, int64_t Hk, int64_t Hv, int64_t S,
+                              int64_t Dk, int64_t Dv);
+template <typename T>
+void gated_delta_rule_backward(Stream s, T* dq, T* dk, T* dv, T* da, T* db, T* dA_log, T* ddt_bias, T* scratch,
+                               const T* dout, const T* q, const T* k, const T* v, const T* a, const T* b,
+                               const T* A_log, const T* dt_bias, int64_t B, int64_t Hk, int64_t Hv, int64_t S,
+                               int64_t Dk, int64_t Dv);
+template <typename T>
+void gated_rmsnorm_forward(Stream s, T* out, const T* x, const T* z, const T* weight, int64_t N, int64_t D, double eps);
+template <typename T>
+void gated_rmsnorm_backward(Stream s, T* dx, T* dz, T* dweight, const T* dout, const T* x, const T* z, const T* weight,
+                            int64_t N, int64_t D, double eps);
+
 // Element type codes for convert (the reference's DType order: f64, f32, bf16, u8, i32, i64).
 enum class Elem : int { f64, f32, bf16, u8, i32, i64 };
 void convert(Stream s, void* dst, Elem dst_type, const void* src, Elem src_type, int64_t n);

@@ -86,6 +86,27 @@ class Ops {
                                     std::span<const int64_t> position, int64_t tokens, int64_t K, int64_t h) = 0;
   virtual void moe_input_grad(T* dx, const T* dsent, std::span<const int64_t> position, const T* drouter,
                               const T* dshared, int64_t tokens, int64_t K, int64_t h) = 0;
+
+  // --- gated delta net (kernels/cpu/gdn.hpp, orders in kernels/exact/gdn.hpp; design §15)
+  // Heads (B, H, S, D); conv weight (H*D, K): causal depthwise conv over S, then SiLU.
+  virtual void causal_conv_silu_forward(T* out, const T* inp, const T* weight, int64_t B, int64_t H, int64_t S,
+                                        int64_t D, int64_t K) = 0;
+  virtual void causal_conv_silu_backward(T* dinp, T* dweight, const T* dout, const T* inp, const T* weight, int64_t B,
+                                         int64_t H, int64_t S, int64_t D, int64_t K) = 0;  // dweight +=
+  // q, k (B, Hk, S, Dk) l2-normalised inside; v, out (B, Hv, S, Dv); a, b (B, Hv, S) the
+  // raw decay and write-strength inputs; A_log, dt_bias (Hv).
+  virtual void gated_delta_rule_forward(T* out, const T* q, const T* k, const T* v, const T* a, const T* b,
+                                        const T* A_log, const T* dt_bias, int64_t B, int64_t Hk, int64_t Hv, int64_t S,
+                                        int64_t Dk, int64_t Dv) = 0;
+  virtual void gated_delta_rule_backward(T* dq, T* dk, T* dv, T* da, T* db, T* dA_log, T* ddt_bias, const T* dout,
+                                         const T* q, const T* k, const T* v, const T* a, const T* b, const T* A_log,
+                                         const T* dt_bias, int64_t B, int64_t Hk, int64_t Hv, int64_t S, int64_t Dk,
+                                         int64_t Dv) = 0;  // dA_log, ddt_bias +=
+  // RMSNorm(x) * weight * SiLU(z) per row of D.
+  virtual void gated_rmsnorm_forward(T* out, const T* x, const T* z, const T* weight, int64_t N, int64_t D,
+                                     double eps) = 0;
+  virtual void gated_rmsnorm_backward(T* dx, T* dz, T* dweight, const T* dout, const T* x, const T* z,
+                                      const T* weight, int64_t N, int64_t D, double eps) = 0;  // dweight +=
 };
 
 class Backend {

@@ -46,6 +46,17 @@ struct ModelConfig {
   int v_head_dim = 16;
   double rotary_base = 10000.0;   // RoPE: inverse frequency j = rotary_base^(-2j / qk_pos_emb_head_dim)
   bool gated_delta_net = false;                   // GDN layers
+  // Gated delta net (Megatron-LM linear attention; design §15). Which layers are GDN:
+  // linear_attention_freq N > 0 makes layer i self-attention iff (i + 1) % N == 0 and
+  // GDN otherwise; linear_attention_pattern (Megatron's list form of the same key, one
+  // entry per layer: 1 GDN, 0 self-attention) names each layer. Exactly one is given.
+  int linear_attention_freq = 0;                  // 0: not given
+  std::vector<int> linear_attention_pattern;      // []: not given
+  int linear_conv_kernel_dim = 4;
+  int linear_key_head_dim = 128;                  // q and k head dim
+  int linear_value_head_dim = 128;                // v and gate head dim
+  int linear_num_key_heads = 16;
+  int linear_num_value_heads = 32;
   // FP8 (Megatron-LM --fp8-format, --fp8-recipe, --fp8-amax-*; design §12). The
   // reference emulates delayed scaling of the dense linear layers' forward inputs.
   std::optional<std::string> fp8;                 // "e4m3" | "hybrid" | unset: no FP8
@@ -104,6 +115,8 @@ struct Config {
   OffloadConfig offload;
   RunConfig run;
 
+  // Layer i (of this stage) is a gated delta net layer (linear_attention_*).
+  bool gdn_layer(int i) const;
   bool gradcheck() const { return model.activation_dtype == DType::f64; }
   DType param_dtype() const { return gradcheck() ? DType::f64 : DType::f32; }
 };

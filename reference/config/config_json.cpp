@@ -49,6 +49,13 @@ template <class M, class V> void visit_model(M& m, V&& v) {
   v("v_head_dim", m.v_head_dim);
   v("rotary_base", m.rotary_base);
   v("gated_delta_net", m.gated_delta_net);
+  v("linear_attention_freq", m.linear_attention_freq);
+  v("linear_attention_pattern", m.linear_attention_pattern);
+  v("linear_conv_kernel_dim", m.linear_conv_kernel_dim);
+  v("linear_key_head_dim", m.linear_key_head_dim);
+  v("linear_value_head_dim", m.linear_value_head_dim);
+  v("linear_num_key_heads", m.linear_num_key_heads);
+  v("linear_num_value_heads", m.linear_num_value_heads);
   v("fp8", m.fp8);
   v("fp8_recipe", m.fp8_recipe);
   v("fp8_amax_history_len", m.fp8_amax_history_len);
@@ -186,6 +193,12 @@ struct Reader {
     for (size_t i = 0; i < v.size(); ++i) read(v[i], path + "/" + std::to_string(i), items.emplace_back());
     out = std::move(items);
   }
+  void read(const json& v, const std::string& path, std::vector<int>& out) {
+    if (!v.is_array()) return p.add("json.type", path, "expected an array of integers", v);
+    std::vector<int> items;
+    for (size_t i = 0; i < v.size(); ++i) read(v[i], path + "/" + std::to_string(i), items.emplace_back());
+    out = std::move(items);
+  }
   template <class T> void read(const json& v, const std::string& path, std::optional<T>& out) {
     if (v.is_null()) {
       out.reset();
@@ -231,6 +244,7 @@ json to_value(bool v) { return v; }
 json to_value(const std::string& v) { return v; }
 json to_value(DType v) { return std::string(dtype_name(v)); }
 json to_value(const std::vector<std::string>& v) { return v; }
+json to_value(const std::vector<int>& v) { return v; }
 template <class T> json to_value(const std::optional<T>& v) { return v ? to_value(*v) : json(nullptr); }
 
 }  // namespace

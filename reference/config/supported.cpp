@@ -46,8 +46,17 @@ std::vector<ConfigIssue> check_supported(const Config& c, const Supported& s) {
     gap(m.fp8.has_value(), s.mla_combinations, "MLA with model.fp8", {"model.fp8"});
     gap(c.offload.fine_grained_activation_offloading || c.offload.cpu_offloading, s.mla_combinations,
         "MLA with activation offloading", {"offload.fine_grained_activation_offloading"});
+    // Hybrid MLA + GDN models: the memory model and the oracle cover each alone.
+    gap(m.gated_delta_net, s.mla_combinations, "MLA with model.gated_delta_net = true",
+        {"model.multi_latent_attention", "model.gated_delta_net"});
   }
   gap(m.gated_delta_net, s.gdn, "model.gated_delta_net = true (GDN)", {"model.gated_delta_net"});
+  // GDN layers have no fine-grained offload groups and no FP8 sites yet.
+  gap(m.gated_delta_net && c.offload.fine_grained_activation_offloading, false,
+      "offload.fine_grained_activation_offloading with model.gated_delta_net = true",
+      {"offload.fine_grained_activation_offloading", "model.gated_delta_net"});
+  gap(m.gated_delta_net && m.fp8.has_value(), false, "model.fp8 with model.gated_delta_net = true",
+      {"model.fp8", "model.gated_delta_net"});
   gap(m.flash_attention, s.flash_attention, "model.flash_attention = true", {"model.flash_attention"});
   gap(p.tensor_model_parallel_size > 1, s.tensor_parallel,
       "parallel.tensor_model_parallel_size = " + std::to_string(p.tensor_model_parallel_size),

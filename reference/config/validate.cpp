@@ -98,6 +98,23 @@ const std::vector<Rule>& rules() {
          check_min(e, "model.micro_batch_size", m.micro_batch_size, 1);
          check_min(e, "model.ffn_hidden_size", m.ffn_hidden_size, 1);
        }},
+      {"model.gdn_size_range", true, [](const Config& c, Emit& e) {
+         const auto& m = c.model;
+         check_min(e, "model.linear_attention_freq", m.linear_attention_freq, 0);
+         check_min(e, "model.linear_conv_kernel_dim", m.linear_conv_kernel_dim, 1);
+         check_min(e, "model.linear_key_head_dim", m.linear_key_head_dim, 1);
+         check_min(e, "model.linear_value_head_dim", m.linear_value_head_dim, 1);
+         check_min(e, "model.linear_num_key_heads", m.linear_num_key_heads, 1);
+         check_min(e, "model.linear_num_value_heads", m.linear_num_value_heads, 1);
+       }},
+      {"model.gdn_pattern_values", true, [](const Config& c, Emit& e) {
+         const auto& p = c.model.linear_attention_pattern;
+         for (size_t i = 0; i < p.size(); ++i)
+           if (p[i] != 0 && p[i] != 1)
+             e("model.linear_attention_pattern[" + std::to_string(i) + "] = " + num(p[i]) +
+                   " must be 1 (gated delta net) or 0 (self-attention)",
+               {"model.linear_attention_pattern"});
+       }},
       {"model.num_layers_limit", true, [](const Config& c, Emit& e) {
          check_max(e, "model.num_layers", c.model.num_layers, limits::kMaxLayers);
        }},
@@ -383,6 +400,43 @@ const std::vector<Rule>& rules() {
          if (contains(selective_modules(c), "mla_up_proj") && !c.model.multi_latent_attention)
            e("recompute.recompute_modules contains 'mla_up_proj' but model.multi_latent_attention = false",
              {"recompute.recompute_modules", "model.multi_latent_attention"});
+       }},
+      {"model.gdn_pattern_missing", false, [](const Config& c, Emit& e) {
+         const auto& m = c.model;
+         if (m.gated_delta_net && m.linear_attention_freq == 0 && m.linear_attention_pattern.empty())
+           e("model.gated_delta_net = true needs the layer pattern: model.linear_attention_freq or "
+             "model.linear_attention_pattern",
+             {"model.linear_attention_freq", "model.gated_delta_net"});
+       }},
+      {"model.gdn_pattern_both", false, [](const Config& c, Emit& e) {
+         const auto& m = c.model;
+         if (m.linear_attention_freq != 0 && !m.linear_attention_pattern.empty())
+           e("model.linear_attention_freq and model.linear_attention_pattern are both given; give one",
+             {"model.linear_attention_pattern", "model.linear_attention_freq"});
+       }},
+      {"model.gdn_pattern_length", false, [](const Config& c, Emit& e) {
+         const auto& m = c.model;
+         if (!m.linear_attention_pattern.empty() &&
+             static_cast<int64_t>(m.linear_attention_pattern.size()) != m.num_layers)
+           e("model.linear_attention_pattern has " + num(static_cast<int64_t>(m.linear_attention_pattern.size())) +
+                 " entries for model.num_layers = " + num(m.num_layers),
+             {"model.linear_attention_pattern", "model.num_layers"});
+       }},
+      {"model.gdn_value_heads_multiple", false, [](const Config& c, Emit& e) {
+         const auto& m = c.model;
+         if (m.gated_delta_net && m.linear_num_key_heads > 0 && m.linear_num_value_heads % m.linear_num_key_heads != 0)
+           e("model.linear_num_value_heads = " + num(m.linear_num_value_heads) +
+                 " must be a multiple of model.linear_num_key_heads = " + num(m.linear_num_key_heads),
+             {"model.linear_num_value_heads", "model.linear_num_key_heads"});
+       }},
+      {"model.gdn_heads_vs_tp", false, [](const Config& c, Emit& e) {
+         const auto& m = c.model;
+         const int t = c.parallel.tensor_model_parallel_size;
+         if (m.gated_delta_net && t > 0 && (m.linear_num_key_heads % t != 0 || m.linear_num_value_heads % t != 0))
+           e("model.linear_num_key_heads = " + num(m.linear_num_key_heads) + " and model.linear_num_value_heads = " +
+                 num(m.linear_num_value_heads) + " must both be multiples of parallel.tensor_model_parallel_size = " +
+                 num(t),
+             {"model.linear_num_key_heads", "parallel.tensor_model_parallel_size"});
        }},
       {"recompute.gdn_norm_out_needs_gdn", false, [](const Config& c, Emit& e) {
          if (contains(selective_modules(c), "gdn_norm_out") && !c.model.gated_delta_net)

@@ -41,8 +41,8 @@ struct Supported {
   bool swiglu = true;
   bool moe = true;   // MoE layers, EP/ETP, grouped GEMM, shared experts
   bool mla = true;                 // multi-latent attention (design §14)
-  bool mla_combinations = false;   // MLA with SP, FP8 or offload (not implemented)
-  bool gdn = false;
+  bool mla_combinations = false;   // MLA with SP, FP8, offload or GDN layers (not implemented)
+  bool gdn = true;   // gated delta net layers, hybrid patterns, gdn_norm_out (design §15)
   bool tensor_parallel = true;     // TP > 1 (and so SP, distribute_saved_activations)
   bool pipeline_parallel = true;   // PP > 1 (1F1B, design §16; the combinations it lacks are gaps)
   bool fine_grained_offload = true;

@@ -9,6 +9,7 @@
 #include "reference/config/validate.hpp"
 #include "reference/memory_model/checked_math.hpp"
 #include "reference/memory_model/mla_memory.hpp"
+#include "reference/memory_model/gdn_memory.hpp"
 #include "reference/core/error.hpp"
 
 namespace rcts {
@@ -194,19 +195,23 @@ int64_t selective_layer_worst(const LayerMemory& full, const LayerMemory& kept, 
 
 StageMemory stage_memory(const Config& c, int pp_rank) {
   validate_or_throw(c, "memory model");
-  RCTS_CHECK(c.model.num_moe_experts == 0 && !c.model.gated_delta_net,
-             "memory model: covers dense and MLA GPT layers only (MoE and GDN are not modelled)");
+  RCTS_CHECK(c.model.num_moe_experts == 0,
+             "memory model: covers dense, MLA and GDN layers only (MoE is not modelled)");
   const MemoryDims m = MemoryDims::from(c);
   const RecomputeConfig r = effective_recompute(c.recompute);
   const int pp = c.parallel.pipeline_model_parallel_size;
   RCTS_CHECK(pp_rank >= 0 && pp_rank < pp, "memory model: pipeline stage " + std::to_string(pp_rank) +
                                                " is not one of pp = " + std::to_string(pp));
-  const int L = layers_per_stage(c);  // every stage alike: dense layers, block N from the stage's first
+  const int L = layers_per_stage(c);  // block N counts from the stage's first layer
+  // Global index of the stage's first layer: a hybrid pattern (design §15) is over the whole model.
+  const int first = stage_layers(c, pp_rank).first;
 
   StageMemory st;
-  const LayerMemory full = layer_memory(m);
+  // Hybrid models (design §15): each layer's activations by its kind (GDN or dense).
+  std::vector<LayerMemory> full;
+  for (int i = 0; i < L; ++i) full.push_back(layer_memory_of(c, m, first + i, {}));
   const LayerMemory chunk = chunk_input_memory(m, r.distribute_saved_activations);
-  st.full_layer_bytes = full.total();
+  for (const auto& f : full) st.full_layer_bytes = std::max(st.full_layer_bytes, f.total());
   st.chunk_input_bytes = chunk.total();
 
   // Segments in forward order: [begin, end) and the bytes the segment itself holds at
@@ -220,8 +225,10 @@ StageMemory stage_memory(const Config& c, int pp_rank) {
   // A recomputed chunk holds all its layers' activations once its recompute ran. Its
   // stored input is the first layer's input again, unless distribute_saved_activations
   // stored a separate 1/t shard, which stays until the chunk's backward ends.
-  auto recomputed_chunk = [&](int layers) {
-    const int64_t recomputed = checked_mul(layers, st.full_layer_bytes, "recomputed segment bytes");
+  auto recomputed_chunk = [&](int b, int e) {
+    int64_t recomputed = 0;
+    for (int i = b; i < e; ++i)
+      recomputed = checked_add(recomputed, full[static_cast<size_t>(i)].total(), "recomputed segment bytes");
     return r.distribute_saved_activations ? checked_add(recomputed, st.chunk_input_bytes, "recomputed segment bytes")
                                           : recomputed;
   };
@@ -237,7 +244,7 @@ StageMemory stage_memory(const Config& c, int pp_rank) {
     const int n = *r.recompute_num_layers;
     for (int b = 0; b < L; b += n) {
       const int e = std::min(b + n, L);
-      segs.push_back({b, e, recomputed_chunk(e - b)});
+      segs.push_back({b, e, recomputed_chunk(b, e)});
       for (int i = b; i < e; ++i) {
         st.layers.push_back(i == b ? chunk : LayerMemory{});
         st.roles.push_back((i == b ? "chunk " : "inside chunk ") + range(b, e) + (i == b ? " input" : ""));
@@ -246,8 +253,8 @@ StageMemory stage_memory(const Config& c, int pp_rank) {
   } else if (r.recompute_granularity == "full") {  // block
     const int n = *r.recompute_num_layers;
     for (int i = 0; i < L; ++i) {
-      segs.push_back({i, i + 1, i < n ? recomputed_chunk(1) : st.full_layer_bytes});
-      st.layers.push_back(i < n ? chunk : full);
+      segs.push_back({i, i + 1, i < n ? recomputed_chunk(i, i + 1) : full[static_cast<size_t>(i)].total()});
+      st.layers.push_back(i < n ? chunk : full[static_cast<size_t>(i)]);
       st.roles.push_back(i < n ? "block checkpoint input" : "no recompute (after block)");
     }
   } else {
@@ -259,9 +266,12 @@ StageMemory stage_memory(const Config& c, int pp_rank) {
       for (size_t i = 0; i < modules.size(); ++i) role += (i ? "," : "") + modules[i];
       role += "]";
     }
-    const LayerMemory one = layer_memory(m, modules);
-    const int64_t worst = selective_layer_worst(full, one, modules);
     for (int i = 0; i < L; ++i) {
+      const LayerMemory one = layer_memory_of(c, m, first + i, modules);
+      const auto& f = full[static_cast<size_t>(i)];
+      const auto dense = c.model.gated_delta_net ? dense_modules(modules) : modules;
+      const int64_t worst =
+          c.gdn_layer(first + i) ? gdn_selective_layer_worst(f, one, modules) : selective_layer_worst(f, one, dense);
       segs.push_back({i, i + 1, worst});
       st.layers.push_back(one);
       st.roles.push_back(role);

@@ -68,6 +68,28 @@ LayerCost layer_cost(const Config& c, bool moe_layer) {
   return l;
 }
 
+// A gated delta net layer (design §15), added on top of the attention costs it
+// replaces, so the estimate stays high: in_proj and out_proj, conv and gate
+// parameters, the GDN activations, and the backward's recomputed states.
+void add_gdn_cost(const Config& c, LayerCost& l) {
+  const auto& m = c.model;
+  const double tokens = static_cast<double>(m.seq_length) * m.micro_batch_size, h = m.hidden_size;
+  const double d = static_cast<double>(dtype_size(m.activation_dtype));
+  const double qk = static_cast<double>(m.linear_num_key_heads) * m.linear_key_head_dim;
+  const double vz = static_cast<double>(m.linear_num_value_heads) * m.linear_value_head_dim;
+  const double nv = m.linear_num_value_heads, width = 2 * qk + 2 * vz + 2 * nv;
+  linear(l, tokens, h, width);
+  linear(l, tokens, vz, h);
+  l.params += (2 * qk + vz) * m.linear_conv_kernel_dim + 2 * nv + m.linear_value_head_dim;
+  // The backward's states S_0..S_s per (b, value head) live in op scratch of the
+  // compute type (at least 4 bytes), counted with the activations.
+  const double state = static_cast<double>(m.linear_key_head_dim) * m.linear_value_head_dim;
+  l.activations += d * tokens * (width + 4 * vz) +
+                   std::max(4.0, d) * m.micro_batch_size * nv * (m.seq_length + 2) * state;
+  l.scratch = std::max(l.scratch, 3 * tokens * width);
+  l.flops += tokens * (2 * width * m.linear_conv_kernel_dim + 8 * nv * state + 32 * width);
+}
+
 std::string bytes_str(double bytes) {
   char buf[64];
   if (bytes >= 1024.0 * 1024.0 * 1024.0)
@@ -95,7 +117,8 @@ RunEstimate estimate_run(const Config& c) {
 
   double params = 0, stored = 0, scratch = 0, pass_work = 0;
   for (int i = 0; i < m.num_layers; ++i) {
-    const LayerCost l = layer_cost(c, m.num_moe_experts > 0 && i % m.moe_layer_freq == 0);
+    LayerCost l = layer_cost(c, m.num_moe_experts > 0 && i % m.moe_layer_freq == 0);
+    if (c.gdn_layer(i)) add_gdn_cost(c, l);
     params += l.params;
     stored += l.activations;
     scratch = std::max(scratch, l.scratch);

@@ -10,11 +10,15 @@ namespace {
 std::vector<std::pair<int64_t, int64_t>> all_of(int64_t n) { return {{0, n}}; }
 }  // namespace
 
-Linear::Linear(Runtime& rt, std::string path, LinearSpec spec) : rt_(rt), path_(std::move(path)), spec_(spec) {
+Linear::Linear(Runtime& rt, std::string path, LinearSpec spec) : Linear(rt, std::move(path), spec, {}) {}
+
+Linear::Linear(Runtime& rt, std::string path, LinearSpec spec, const std::vector<int64_t>& sections)
+    : rt_(rt), path_(std::move(path)), spec_(spec) {
   const int t = rt.tp_group->size(), r = rt.tp_group->rank();
   RCTS_CHECK(spec.tp != TpMode::row || spec.in % t == 0,
              path_ + ": " + std::to_string(spec.in) + " input features do not split over " + std::to_string(t) + " ranks");
   auto rows = spec.tp == TpMode::column ? tp_row_blocks(spec.out, spec.column_blocks, r, t) : all_of(spec.out);
+  if (spec.tp == TpMode::column && !sections.empty()) rows = tp_row_sections(sections, r, t);
   auto cols = spec.tp == TpMode::row ? std::vector<std::pair<int64_t, int64_t>>{{r * spec.in / t, (r + 1) * spec.in / t}}
                                      : all_of(spec.in);
   in_ = spec.tp == TpMode::row ? spec.in / t : spec.in;

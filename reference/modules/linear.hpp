@@ -30,6 +30,9 @@ struct LinearSpec {
 class Linear final : public Module {
  public:
   Linear(Runtime& rt, std::string path, LinearSpec spec);
+  // Column parallel with unequal blocks (the GDN in_proj's q|k|v|z|b|a): each of the
+  // consecutive `sections` (summing to spec.out) is split over the ranks on its own.
+  Linear(Runtime& rt, std::string path, LinearSpec spec, const std::vector<int64_t>& sections);
   using Module::backward;
   using Module::forward;
   Tensor forward(SaveContext& ctx, const Tensor& x) override;   // x (tokens, in_local) -> (tokens, out_local)

@@ -14,6 +14,18 @@ std::vector<std::pair<int64_t, int64_t>> tp_row_blocks(int64_t rows, int blocks,
   return out;
 }
 
+std::vector<std::pair<int64_t, int64_t>> tp_row_sections(const std::vector<int64_t>& sections, int rank, int size) {
+  std::vector<std::pair<int64_t, int64_t>> out;
+  int64_t begin = 0;
+  for (int64_t n : sections) {
+    RCTS_CHECK(n % size == 0, "cannot split a section of " + std::to_string(n) + " rows over " + std::to_string(size) +
+                                  " tensor-parallel ranks");
+    out.emplace_back(begin + rank * (n / size), begin + (rank + 1) * (n / size));
+    begin += n;
+  }
+  return out;
+}
+
 Tensor sp_gather(Runtime& rt, const Tensor& shard, const std::string& name) {
   Communicator& tp = *rt.tp_group;
   Shape shape = shard.shape();

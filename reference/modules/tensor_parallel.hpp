@@ -14,6 +14,8 @@ namespace rcts {
 // dimension is `blocks` equal blocks split evenly inside each block (QKV: 3 blocks
 // q|k|v; SwiGLU fc1: 2 blocks; GeLU fc1: 1).
 std::vector<std::pair<int64_t, int64_t>> tp_row_blocks(int64_t rows, int blocks, int rank, int size);
+// The same for consecutive sections of unequal sizes, each split over the ranks.
+std::vector<std::pair<int64_t, int64_t>> tp_row_sections(const std::vector<int64_t>& sections, int rank, int size);
 
 // Sequence-parallel all-gather of a (tokens/t, width) shard into (tokens, width).
 Tensor sp_gather(Runtime& rt, const Tensor& shard, const std::string& name);

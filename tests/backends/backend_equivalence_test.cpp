@@ -378,6 +378,69 @@ TEST_P(Equivalence, DataMovement) {
   EXPECT_TRUE(same_vec(gather(*cpu_), gather(*other_), "gather_rows"));
 }
 
+// The gated delta net's ops (design §15): odd sizes, GQA 2, a conv longer than the
+// sequence's first steps, both compute types.
+TEST_P(Equivalence, GatedDeltaNet) {
+  Data d(21);
+  const int64_t B = 2, Hk = 2, Hv = 4, S = 7, Dk = 3, Dv = 5, K = 4;
+  auto run = [&]<typename T>() {
+    const auto nq = static_cast<size_t>(B * Hk * S * Dk), nv = static_cast<size_t>(B * Hv * S * Dv),
+               ng = static_cast<size_t>(B * Hv * S);
+    both<T>({d.vec<T>(nq), d.vec<T>(nq), d.vec<T>(static_cast<size_t>(Hk * Dk * K))},
+            [&](Backend& b, Bufs<T>& x) {
+              b.ops<T>().causal_conv_silu_forward(x[1]->p(), x[0]->p(), x[2]->p(), B, Hk, S, Dk, K);
+            },
+            "causal_conv_silu_forward");
+    both<T>({d.vec<T>(nq), d.vec<T>(nq), d.vec<T>(static_cast<size_t>(Hk * Dk * K)), d.vec<T>(nq),
+             d.vec<T>(static_cast<size_t>(Hk * Dk * K))},
+            [&](Backend& b, Bufs<T>& x) {
+              b.ops<T>().causal_conv_silu_backward(x[3]->p(), x[4]->p(), x[0]->p(), x[1]->p(), x[2]->p(), B, Hk, S, Dk,
+                                                   K);
+            },
+            "causal_conv_silu_backward");
+    // q k v a b A_log dt_bias | out
+    std::vector<std::vector<T>> in = {d.vec<T>(nq), d.vec<T>(nq), d.vec<T>(nv), d.vec<T>(ng, false, 3.0),
+                                      d.vec<T>(ng, false, 3.0), d.vec<T>(static_cast<size_t>(Hv)),
+                                      d.vec<T>(static_cast<size_t>(Hv))};
+    auto fwd = in;
+    fwd.push_back(std::vector<T>(nv));
+    both<T>(fwd,
+            [&](Backend& b, Bufs<T>& x) {
+              b.ops<T>().gated_delta_rule_forward(x[7]->p(), x[0]->p(), x[1]->p(), x[2]->p(), x[3]->p(), x[4]->p(),
+                                                  x[5]->p(), x[6]->p(), B, Hk, Hv, S, Dk, Dv);
+            },
+            "gated_delta_rule_forward");
+    auto bwd = in;  // + dout, then dq dk dv da db dA_log ddt_bias
+    bwd.push_back(d.vec<T>(nv));
+    for (size_t n : {nq, nq, nv, ng, ng}) bwd.push_back(std::vector<T>(n));
+    bwd.push_back(d.vec<T>(static_cast<size_t>(Hv)));
+    bwd.push_back(d.vec<T>(static_cast<size_t>(Hv)));
+    both<T>(bwd,
+            [&](Backend& b, Bufs<T>& x) {
+              b.ops<T>().gated_delta_rule_backward(x[8]->p(), x[9]->p(), x[10]->p(), x[11]->p(), x[12]->p(),
+                                                   x[13]->p(), x[14]->p(), x[7]->p(), x[0]->p(), x[1]->p(), x[2]->p(),
+                                                   x[3]->p(), x[4]->p(), x[5]->p(), x[6]->p(), B, Hk, Hv, S, Dk, Dv);
+            },
+            "gated_delta_rule_backward");
+    const int64_t N = 9, D = 5;
+    const auto nn = static_cast<size_t>(N * D);
+    both<T>({d.vec<T>(nn, true), d.vec<T>(nn), d.vec<T>(static_cast<size_t>(D)), d.vec<T>(nn)},
+            [&](Backend& b, Bufs<T>& x) {
+              b.ops<T>().gated_rmsnorm_forward(x[3]->p(), x[0]->p(), x[1]->p(), x[2]->p(), N, D, 1e-5);
+            },
+            "gated_rmsnorm_forward");
+    both<T>({d.vec<T>(nn), d.vec<T>(nn), d.vec<T>(static_cast<size_t>(D)), d.vec<T>(nn), d.vec<T>(nn), d.vec<T>(nn),
+             d.vec<T>(static_cast<size_t>(D))},
+            [&](Backend& b, Bufs<T>& x) {
+              b.ops<T>().gated_rmsnorm_backward(x[4]->p(), x[5]->p(), x[6]->p(), x[3]->p(), x[0]->p(), x[1]->p(),
+                                                x[2]->p(), N, D, 1e-5);
+            },
+            "gated_rmsnorm_backward");
+  };
+  run.template operator()<float>();
+  run.template operator()<double>();
+}
+
 // Every registered backend that reproduces the CPU's goldens, except the reference.
 std::vector<std::string> candidates() {
   std::vector<std::string> out;

@@ -68,6 +68,22 @@ TEST(ConfigJson, RoundTripsEveryField) {
   EXPECT_EQ(d["model"]["activation_dtype"], "bf16");
 }
 
+// The GDN layer pattern is a list of integers (design §15): it round-trips, and a
+// non-integer entry or a non-list is an error naming its JSON path and value.
+TEST(ConfigJson, GdnLayerPatternIsAnIntegerList) {
+  const Config c = config_from_json(
+      json::parse(R"({"model": {"num_layers": 3, "gated_delta_net": true, "linear_attention_pattern": [1, 0, 1]}})"), "x");
+  EXPECT_EQ(c.model.linear_attention_pattern, (std::vector<int>{1, 0, 1}));
+  EXPECT_TRUE(c.gdn_layer(0));
+  EXPECT_FALSE(c.gdn_layer(1));
+  EXPECT_TRUE(c.gdn_layer(2));
+  EXPECT_EQ(config_to_json(c)["model"]["linear_attention_pattern"], json::parse("[1, 0, 1]"));
+  expect_error(json::parse(R"({"model": {"linear_attention_pattern": [1, "0"]}})"), "json.type",
+               "/model/linear_attention_pattern/1", {"expected an integer", "\"0\""});
+  expect_error(json::parse(R"({"model": {"linear_attention_pattern": 1}})"), "json.type",
+               "/model/linear_attention_pattern", {"array of integers"});
+}
+
 TEST(ConfigJson, OptionalsMayBeNullOrAbsent) {
   const Config c = config_from_json(
       json::parse(R"({"recompute": {"recompute_granularity": null, "recompute_method": null}})"), "x");

@@ -29,6 +29,10 @@ void selective(Config& c, std::vector<std::string> modules) {
   c.recompute.recompute_modules = std::move(modules);
 }
 void moe(Config& c, int experts = 4) { c.model.num_moe_experts = experts; }
+void gdn(Config& c) {
+  c.model.gated_delta_net = true;
+  c.model.linear_attention_freq = 2;
+}
 void fine_grained(Config& c, std::vector<std::string> modules) {
   c.offload.fine_grained_activation_offloading = true;
   c.offload.offload_modules = std::move(modules);
@@ -133,7 +137,24 @@ const std::vector<Row>& rows() {
       {"recompute.mla_up_proj_needs_mla", [](Config& c) { selective(c, {"mla_up_proj"}); },
        [](Config& c) { c.model.multi_latent_attention = true; selective(c, {"mla_up_proj"}); }},
       {"recompute.gdn_norm_out_needs_gdn", [](Config& c) { selective(c, {"core_attn", "gdn_norm_out"}); },
-       [](Config& c) { c.model.gated_delta_net = true; selective(c, {"core_attn", "gdn_norm_out"}); }},
+       [](Config& c) { gdn(c); selective(c, {"core_attn", "gdn_norm_out"}); }},
+      // Gated delta net (design §15).
+      {"model.gdn_size_range", [](Config& c) { gdn(c); c.model.linear_conv_kernel_dim = 0; },
+       [](Config& c) { gdn(c); c.model.linear_conv_kernel_dim = 1; }},
+      {"model.gdn_size_range", [](Config& c) { c.model.linear_attention_freq = -1; },
+       [](Config& c) { c.model.linear_attention_freq = 0; }},
+      {"model.gdn_pattern_values", [](Config& c) { c.model.num_layers = 2; c.model.linear_attention_pattern = {1, 2}; },
+       [](Config& c) { c.model.num_layers = 2; c.model.linear_attention_pattern = {1, 0}; }},
+      {"model.gdn_pattern_missing", [](Config& c) { c.model.gated_delta_net = true; }, [](Config& c) { gdn(c); }},
+      {"model.gdn_pattern_both", [](Config& c) { gdn(c); c.model.linear_attention_pattern = {1, 0}; },
+       [](Config& c) { c.model.gated_delta_net = true; c.model.linear_attention_pattern = {1, 0}; }},
+      {"model.gdn_pattern_length", [](Config& c) { c.model.gated_delta_net = true; c.model.linear_attention_pattern = {1}; },
+       [](Config& c) { c.model.gated_delta_net = true; c.model.linear_attention_pattern = {0, 1}; }},
+      {"model.gdn_value_heads_multiple", [](Config& c) { gdn(c); c.model.linear_num_value_heads = 24; },
+       [](Config& c) { gdn(c); c.model.linear_num_value_heads = 48; }},
+      {"model.gdn_heads_vs_tp",
+       [](Config& c) { gdn(c); c.parallel.tensor_model_parallel_size = 4; c.model.linear_num_key_heads = 2; },
+       [](Config& c) { gdn(c); c.parallel.tensor_model_parallel_size = 4; c.model.linear_num_key_heads = 4; }},
       {"recompute.shared_experts_vs_overlap",
        [](Config& c) { moe(c); c.model.moe_shared_expert_intermediate_size = 128; c.model.moe_shared_expert_overlap = true;
                        selective(c, {"shared_experts"}); },
@@ -468,6 +489,25 @@ TEST(CheckSupported, PipelineCombinationsTheScheduleLacksAreGaps) {
     EXPECT_EQ(issues[0].code, kFeatureNotImplemented);
     EXPECT_NE(issues[0].message.find("pipeline_model_parallel_size = 2"), std::string::npos) << issues[0].message;
   }
+}
+
+// GDN layers run; with fine-grained offload or FP8 they are a named gap (design §15).
+TEST(CheckSupported, GdnRunsButNotWithFineGrainedOffloadOrFp8) {
+  Config c;
+  gdn(c);
+  selective(c, {"gdn_norm_out", "layernorm"});
+  EXPECT_TRUE(check_supported(c).empty()) << check_supported(c).front().message;
+  Config o = c;
+  fine_grained(o, {"attn_norm"});
+  auto issues = check_supported(o);
+  ASSERT_EQ(issues.size(), 1u);
+  EXPECT_EQ(issues[0].code, kFeatureNotImplemented);
+  EXPECT_EQ(issues[0].fields, (std::vector<std::string>{"offload.fine_grained_activation_offloading", "model.gated_delta_net"}));
+  Config f = c;
+  f.model.fp8 = "e4m3";
+  issues = check_supported(f);
+  ASSERT_FALSE(issues.empty());
+  EXPECT_EQ(issues[0].fields.front(), "model.fp8");
 }
 
 TEST(CheckSupported, SelectiveNamesNeedTheirModuleImplemented) {

@@ -52,6 +52,26 @@ TEST(MegatronArgs, MapsTheArgumentsOfARun) {
   EXPECT_EQ(m.ignored, (std::vector<std::string>{"--lr", "--data-path", "--use-distributed-optimizer"}));
 }
 
+// A Qwen3-Next-style hybrid: GDN with one attention layer in four (design §15).
+TEST(MegatronArgs, MapsTheGatedDeltaNet) {
+  const MegatronImport m = import_megatron_arg_string(
+      kSizes + "--experimental-attention-variant gated_delta_net --linear-attention-freq 4 "
+               "--linear-conv-kernel-dim 3 --linear-key-head-dim 64 --linear-value-head-dim 96 "
+               "--linear-num-key-heads 8 --linear-num-value-heads 16 --recompute-granularity selective "
+               "--recompute-modules gdn_norm_out");
+  const Config& c = m.config;
+  EXPECT_TRUE(c.model.gated_delta_net);
+  EXPECT_EQ(c.model.linear_attention_freq, 4);
+  EXPECT_EQ(c.model.linear_conv_kernel_dim, 3);
+  EXPECT_EQ(c.model.linear_key_head_dim, 64);
+  EXPECT_EQ(c.model.linear_value_head_dim, 96);
+  EXPECT_EQ(c.model.linear_num_key_heads, 8);
+  EXPECT_EQ(c.model.linear_num_value_heads, 16);
+  EXPECT_TRUE(c.gdn_layer(0));
+  EXPECT_FALSE(c.gdn_layer(3));
+  EXPECT_TRUE(any_has(problems_of(kSizes + "--experimental-attention-variant dsa"), "--experimental-attention-variant"));
+}
+
 TEST(MegatronArgs, DefaultsFollowMegatron) {
   Config c = import_megatron_arg_string(kSizes).config;
   EXPECT_EQ(c.model.activation_dtype, DType::f32);  // params_dtype float32 without --bf16

@@ -9,6 +9,7 @@
 #include "reference/driver/model.hpp"
 #include "reference/modules/attention.hpp"
 #include "reference/modules/mla_attention.hpp"
+#include "reference/modules/gdn.hpp"
 #include "reference/rng/seeds.hpp"
 
 namespace rcts {
@@ -189,6 +190,52 @@ TEST(ModuleGradcheckMla, WithoutQueryCompressionInALayer) {
   std::vector<Parameter*> p;
   m.parameters(p);
   GradCheck{rt, m, {random_f64(rt, {8, 8}, "x")}, p, {}}.run();
+}
+
+// Gated delta net (design §15): f64, 2 key heads shared by 4 value heads (GQA 2),
+// dk != dv, a conv kernel longer than one step.
+Config gdn_config() {
+  Config c = small_config();
+  c.model.seq_length = 5;
+  c.model.gated_delta_net = true;
+  c.model.linear_attention_pattern = {1, 0};
+  c.model.linear_conv_kernel_dim = 3;
+  c.model.linear_key_head_dim = 3;
+  c.model.linear_value_head_dim = 2;
+  c.model.linear_num_key_heads = 2;
+  c.model.linear_num_value_heads = 4;
+  return c;
+}
+
+TEST(ModuleGradcheckGdn, GatedDeltaNet) {
+  Config c = gdn_config();
+  Runtime rt(c, cpu::default_backend());
+  GatedDeltaNet m(rt, "gdn", false, 0);
+  std::vector<Parameter*> p;
+  m.parameters(p);
+  ASSERT_EQ(p.size(), 8u) << "in_proj, conv q/k/v, A_log, dt_bias, out_norm, out_proj";
+  GradCheck{rt, m, {random_f64(rt, {10, 8}, "x")}, p, {}}.run();
+}
+
+TEST(ModuleGradcheckGdn, GatedDeltaNetNormOutRecompute) {
+  Config c = gdn_config();
+  c.recompute.recompute_granularity = "selective";
+  c.recompute.recompute_modules = {"gdn_norm_out"};
+  Runtime rt(c, cpu::default_backend());
+  GatedDeltaNet m(rt, "gdn", true, 0);
+  std::vector<Parameter*> p;
+  m.parameters(p);
+  GradCheck{rt, m, {random_f64(rt, {10, 8}, "x")}, p, {}}.run();
+}
+
+TEST(ModuleGradcheckGdn, HybridLayersGdnThenAttention) {
+  Config c = gdn_config();
+  Runtime rt(c, cpu::default_backend());
+  TransformerBlock m(rt);
+  std::vector<Parameter*> p;
+  m.parameters(p);
+  ASSERT_EQ(p.size(), 4u + 8u + 4u + 12u) << "layer 0: norms + GDN + MLP; layer 1: dense";
+  GradCheck{rt, m, {random_f64(rt, {10, 8}, "x")}, p, {}}.run();
 }
 
 }  // namespace

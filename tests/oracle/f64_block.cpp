@@ -192,8 +192,15 @@ struct MoeTape {
   Vec sa, sg;                           // shared experts: fc1 out, act out
 };
 
+// Gated delta net (design §15): in_proj output, conv inputs/outputs per section, the
+// recurrence's states S_0..S_s per (b, value head), the rule output, the norm output.
+struct GdnTape {
+  Vec mixed, conv_in[3], conv_out[3], states, o, y;
+};
+
 struct LayerTape {
   Vec x, ln1, qkv, probs, dropped, merged, h1, ln2;
+  GdnTape gdn;
   Vec attn_keep, h1_keep, mlp_keep;  // dropout factors: attention, hidden after attention, hidden after MLP
   DenseTape dense;
   MoeTape moe;
@@ -214,7 +221,17 @@ class Model {
       const std::string L = "layers." + std::to_string(l);
       param(L + ".input_layernorm.weight", h_, Init::ones);
       param(L + ".input_layernorm.bias", h_, Init::zeros);
-      if (mla_) {
+      if (c_.gdn_layer(l)) {
+        const int64_t K = m_.linear_conv_kernel_dim;
+        param(L + ".gdn.in_proj.weight", gdn_width() * h_, Init::fan_in, h_);
+        param(L + ".gdn.conv_q.weight", qk() * K, Init::fan_in, K);
+        param(L + ".gdn.conv_k.weight", qk() * K, Init::fan_in, K);
+        param(L + ".gdn.conv_v.weight", vz() * K, Init::fan_in, K);
+        param(L + ".gdn.A_log", nv(), Init::zeros);
+        param(L + ".gdn.dt_bias", nv(), Init::zeros);
+        param(L + ".gdn.out_norm.weight", m_.linear_value_head_dim, Init::ones);
+        param(L + ".gdn.out_proj.weight", h_ * vz(), Init::fan_in, vz());
+      } else if (mla_) {
         const std::string A = L + ".attention.";
         const int64_t qr = m_.q_lora_rank, kvr = m_.kv_lora_rank, dn = m_.qk_head_dim, dr = m_.qk_pos_emb_head_dim,
                       dv = m_.v_head_dim;
@@ -358,7 +375,8 @@ class Model {
     side_effect(L + ".tokens_seen", static_cast<double>(T_));
     t.x = x;
     t.ln1 = layernorm(x, T_, h_, W(L + ".input_layernorm.weight"), W(L + ".input_layernorm.bias"), eps);
-    const Vec attn = mla_ ? mla_forward(L, t) : dense_attention_forward(L, t);
+    const Vec attn = c_.gdn_layer(l) ? gdn_forward(L + ".gdn", t.ln1, t.gdn)
+                     : mla_ ? mla_forward(L, t) : dense_attention_forward(L, t);
     // Hidden dropout (device default generator at one rank) and the residual.
     t.h1_keep = dropout(device_, L + ".attention.hidden_dropout", T_ * h_, m_.hidden_dropout);
     t.h1 = x;
@@ -382,9 +400,10 @@ class Model {
     Vec dh1 = layernorm_back(dln2, t.h1, T_, h_, W(L + ".pre_mlp_layernorm.weight"), eps,
                              G(L + ".pre_mlp_layernorm.weight"), G(L + ".pre_mlp_layernorm.bias"));
     for (size_t i = 0; i < dh1.size(); ++i) dh1[i] += dout[i];
-    // Attention branch.
+    // Attention (MLA or GDN) branch.
     const Vec dattn = apply(dh1, t.h1_keep);
-    const Vec dln1 = mla_ ? mla_backward(L, dattn, t) : dense_attention_backward(L, dattn, t);
+    const Vec dln1 = c_.gdn_layer(l) ? gdn_backward(L + ".gdn", dattn, t.ln1, t.gdn)
+                     : mla_ ? mla_backward(L, dattn, t) : dense_attention_backward(L, dattn, t);
     Vec dx = layernorm_back(dln1, t.x, T_, h_, W(L + ".input_layernorm.weight"), eps, G(L + ".input_layernorm.weight"),
                             G(L + ".input_layernorm.bias"));
     for (size_t i = 0; i < dx.size(); ++i) dx[i] += dh1[i];
@@ -644,6 +663,221 @@ class Model {
                                  G(L + ".attention.qkv.weight"), &G(L + ".attention.qkv.bias"));
   }
 
+  // --- gated delta net (design §15), textbook loops in double, libm allowed ---------
+  int64_t qk() const { return int64_t{m_.linear_num_key_heads} * m_.linear_key_head_dim; }
+  int64_t vz() const { return int64_t{m_.linear_num_value_heads} * m_.linear_value_head_dim; }
+  int64_t nv() const { return m_.linear_num_value_heads; }
+  int64_t gdn_width() const { return 2 * qk() + 2 * vz() + 2 * nv(); }
+  static double softplus(double x) { return x > 20 ? x : std::log1p(std::exp(x)); }
+
+  // Section `which` (0 q, 1 k, 2 v) of the in_proj output: (T, width) token layout.
+  Vec gdn_section(const Vec& mixed, int which) const {
+    const int64_t w = which == 2 ? vz() : qk(), col0 = which * qk();
+    Vec out(static_cast<size_t>(T_ * w));
+    for (int64_t tok = 0; tok < T_; ++tok)
+      for (int64_t c = 0; c < w; ++c) out[static_cast<size_t>(tok * w + c)] = mixed[static_cast<size_t>(tok * gdn_width() + col0 + c)];
+    return out;
+  }
+  // Causal depthwise conv over the sequence of each channel, zero history.
+  double conv_pre(const Vec& x, const Vec& w, int64_t C, int64_t si, int64_t bi, int64_t c) const {
+    const int64_t K = m_.linear_conv_kernel_dim;
+    double acc = 0;
+    for (int64_t j = 0; j < K; ++j) {
+      const int64_t src = si - (K - 1) + j;
+      if (src >= 0) acc += w[static_cast<size_t>(c * K + j)] * x[static_cast<size_t>(token(src, bi) * C + c)];
+    }
+    return acc;
+  }
+  double gdn_gate(int64_t tok, int64_t hv, const Vec& mixed, const std::string& P, double& beta, double& A, double& xg) const {
+    const int64_t base = tok * gdn_width() + 2 * qk() + 2 * vz();
+    beta = sigmoid(mixed[static_cast<size_t>(base + hv)]);
+    A = std::exp(W(P + ".A_log")[static_cast<size_t>(hv)]);
+    xg = mixed[static_cast<size_t>(base + nv() + hv)] + W(P + ".dt_bias")[static_cast<size_t>(hv)];
+    return -A * softplus(xg);
+  }
+  // l2-normalised row (FLA's eps 1e-6) of width D at x.
+  static Vec l2n(const double* x, int64_t D) {
+    double ss = 0;
+    for (int64_t i = 0; i < D; ++i) ss += x[i] * x[i];
+    Vec y(static_cast<size_t>(D));
+    for (int64_t i = 0; i < D; ++i) y[static_cast<size_t>(i)] = x[i] / std::sqrt(ss + 1e-6);
+    return y;
+  }
+
+  Vec gdn_forward(const std::string& P, const Vec& x, GdnTape& t) {
+    const int64_t s = m_.seq_length, b = m_.micro_batch_size, dk = m_.linear_key_head_dim, dv = m_.linear_value_head_dim;
+    const int64_t NV = nv(), ratio = nv() / m_.linear_num_key_heads;
+    t.mixed = linear(x, T_, h_, W(P + ".in_proj.weight"), gdn_width(), nullptr);
+    const char* conv[3] = {".conv_q.weight", ".conv_k.weight", ".conv_v.weight"};
+    for (int which = 0; which < 3; ++which) {
+      t.conv_in[which] = gdn_section(t.mixed, which);
+      const int64_t C = which == 2 ? vz() : qk();
+      t.conv_out[which].assign(static_cast<size_t>(T_ * C), 0.0);
+      for (int64_t si = 0; si < s; ++si)
+        for (int64_t bi = 0; bi < b; ++bi)
+          for (int64_t c = 0; c < C; ++c) {
+            const double p = conv_pre(t.conv_in[which], W(P + conv[which]), C, si, bi, c);
+            t.conv_out[which][static_cast<size_t>(token(si, bi) * C + c)] = p * sigmoid(p);
+          }
+    }
+    const int64_t DD = dk * dv;
+    t.states.assign(static_cast<size_t>(b * NV * (s + 1) * DD), 0.0);
+    t.o.assign(static_cast<size_t>(T_ * vz()), 0.0);
+    for (int64_t bi = 0; bi < b; ++bi)
+      for (int64_t hv = 0; hv < NV; ++hv) {
+        const int64_t hk = hv / ratio;
+        double* S0 = t.states.data() + (bi * NV + hv) * (s + 1) * DD;
+        for (int64_t si = 0; si < s; ++si) {
+          const int64_t tok = token(si, bi);
+          const Vec q = l2n(t.conv_out[0].data() + tok * qk() + hk * dk, dk);
+          const Vec k = l2n(t.conv_out[1].data() + tok * qk() + hk * dk, dk);
+          const double* v = t.conv_out[2].data() + tok * vz() + hv * dv;
+          double beta, A, xg;
+          const double decay = std::exp(gdn_gate(tok, hv, t.mixed, P, beta, A, xg));
+          const double* Sp = S0 + si * DD;
+          double* St = S0 + (si + 1) * DD;
+          for (int64_t j = 0; j < dv; ++j) {
+            double u = 0;
+            for (int64_t i = 0; i < dk; ++i) u += decay * Sp[i * dv + j] * k[static_cast<size_t>(i)];
+            for (int64_t i = 0; i < dk; ++i) St[i * dv + j] = decay * Sp[i * dv + j] + beta * k[static_cast<size_t>(i)] * (v[j] - u);
+            double o = 0;
+            for (int64_t i = 0; i < dk; ++i) o += St[i * dv + j] * q[static_cast<size_t>(i)];
+            t.o[static_cast<size_t>(tok * vz() + hv * dv + j)] = o / std::sqrt(static_cast<double>(dk));
+          }
+        }
+      }
+    // Gated RMSNorm per value head, then out_proj.
+    t.y.assign(t.o.size(), 0.0);
+    const Vec& w = W(P + ".out_norm.weight");
+    for (int64_t tok = 0; tok < T_; ++tok)
+      for (int64_t hv = 0; hv < NV; ++hv) {
+        const double* o = t.o.data() + tok * vz() + hv * dv;
+        double ss = 0;
+        for (int64_t j = 0; j < dv; ++j) ss += o[j] * o[j];
+        const double r = 1.0 / std::sqrt(ss / static_cast<double>(dv) + m_.layernorm_epsilon);
+        for (int64_t j = 0; j < dv; ++j) {
+          const double z = t.mixed[static_cast<size_t>(tok * gdn_width() + 2 * qk() + vz() + hv * dv + j)];
+          t.y[static_cast<size_t>(tok * vz() + hv * dv + j)] = o[j] * r * w[static_cast<size_t>(j)] * z * sigmoid(z);
+        }
+      }
+    return linear(t.y, T_, vz(), W(P + ".out_proj.weight"), h_, nullptr);
+  }
+
+  Vec gdn_backward(const std::string& P, const Vec& dout, const Vec& x, const GdnTape& t) {
+    const int64_t s = m_.seq_length, b = m_.micro_batch_size, dk = m_.linear_key_head_dim, dv = m_.linear_value_head_dim;
+    const int64_t NV = nv(), ratio = nv() / m_.linear_num_key_heads, Wd = gdn_width(), DD = dk * dv;
+    const Vec dy = linear_back(dout, t.y, T_, vz(), h_, W(P + ".out_proj.weight"), G(P + ".out_proj.weight"), nullptr);
+    Vec dmixed(static_cast<size_t>(T_ * Wd), 0.0);
+    Vec dO(t.o.size(), 0.0);
+    const Vec& w = W(P + ".out_norm.weight");
+    Vec& dw = G(P + ".out_norm.weight");
+    for (int64_t tok = 0; tok < T_; ++tok)
+      for (int64_t hv = 0; hv < NV; ++hv) {
+        const double* o = t.o.data() + tok * vz() + hv * dv;
+        const double* g = dy.data() + tok * vz() + hv * dv;
+        double ss = 0;
+        for (int64_t j = 0; j < dv; ++j) ss += o[j] * o[j];
+        const double r = 1.0 / std::sqrt(ss / static_cast<double>(dv) + m_.layernorm_epsilon);
+        double dot = 0;  // sum_j dn_j n_j
+        for (int64_t j = 0; j < dv; ++j) {
+          const int64_t zc = tok * Wd + 2 * qk() + vz() + hv * dv + j;
+          const double z = t.mixed[static_cast<size_t>(zc)], sz = sigmoid(z);
+          const double n = o[j] * r;
+          dw[static_cast<size_t>(j)] += g[j] * z * sz * n;
+          dmixed[static_cast<size_t>(zc)] = g[j] * n * w[static_cast<size_t>(j)] * (sz + z * sz * (1.0 - sz));
+          dot += g[j] * z * sz * w[static_cast<size_t>(j)] * n;
+        }
+        for (int64_t j = 0; j < dv; ++j) {
+          const double z = t.mixed[static_cast<size_t>(tok * Wd + 2 * qk() + vz() + hv * dv + j)];
+          const double dn = g[j] * z * sigmoid(z) * w[static_cast<size_t>(j)];
+          dO[static_cast<size_t>(tok * vz() + hv * dv + j)] = r * (dn - o[j] * r * dot / static_cast<double>(dv));
+        }
+      }
+    // The recurrence backwards, per (b, value head), from the stored states.
+    Vec dconv[3] = {Vec(t.conv_out[0].size(), 0.0), Vec(t.conv_out[1].size(), 0.0), Vec(t.conv_out[2].size(), 0.0)};
+    Vec& dA = G(P + ".A_log");
+    Vec& ddt = G(P + ".dt_bias");
+    const double scale = 1.0 / std::sqrt(static_cast<double>(dk));
+    for (int64_t bi = 0; bi < b; ++bi)
+      for (int64_t hv = 0; hv < NV; ++hv) {
+        const int64_t hk = hv / ratio;
+        const double* S0 = t.states.data() + (bi * NV + hv) * (s + 1) * DD;
+        Vec dS(static_cast<size_t>(DD), 0.0);
+        for (int64_t si = s - 1; si >= 0; --si) {
+          const int64_t tok = token(si, bi);
+          const double* qr = t.conv_out[0].data() + tok * qk() + hk * dk;
+          const double* kr = t.conv_out[1].data() + tok * qk() + hk * dk;
+          const Vec q = l2n(qr, dk), k = l2n(kr, dk);
+          const double* v = t.conv_out[2].data() + tok * vz() + hv * dv;
+          double beta, A, xg;
+          const double g = gdn_gate(tok, hv, t.mixed, P, beta, A, xg), decay = std::exp(g);
+          const double* Sp = S0 + si * DD;
+          const double* St = S0 + (si + 1) * DD;
+          const double* dov = dO.data() + tok * vz() + hv * dv;
+          Vec dq(static_cast<size_t>(dk), 0.0), dkk(static_cast<size_t>(dk), 0.0);
+          for (int64_t i = 0; i < dk; ++i)
+            for (int64_t j = 0; j < dv; ++j) {
+              dS[static_cast<size_t>(i * dv + j)] += q[static_cast<size_t>(i)] * scale * dov[j];
+              dq[static_cast<size_t>(i)] += St[i * dv + j] * dov[j] * scale;
+            }
+          double dbeta = 0, dg = 0;
+          for (int64_t j = 0; j < dv; ++j) {
+            double u = 0, dd = 0;
+            for (int64_t i = 0; i < dk; ++i) {
+              u += decay * Sp[i * dv + j] * k[static_cast<size_t>(i)];
+              dd += dS[static_cast<size_t>(i * dv + j)] * k[static_cast<size_t>(i)];
+            }
+            const double delta = beta * (v[j] - u);
+            dbeta += dd * (v[j] - u);
+            dconv[2][static_cast<size_t>(tok * vz() + hv * dv + j)] += beta * dd;
+            for (int64_t i = 0; i < dk; ++i) {
+              const double shat = decay * Sp[i * dv + j];
+              dkk[static_cast<size_t>(i)] += dS[static_cast<size_t>(i * dv + j)] * delta - beta * dd * shat;
+              const double dshat = dS[static_cast<size_t>(i * dv + j)] - beta * dd * k[static_cast<size_t>(i)];
+              dg += dshat * shat;
+              dS[static_cast<size_t>(i * dv + j)] = decay * dshat;
+            }
+          }
+          // l2norm backward into the conv outputs (grouped value heads add up).
+          for (auto [row, y, dyv, which] : {std::tuple{qr, &q, &dq, 0}, std::tuple{kr, &k, &dkk, 1}}) {
+            double ss = 0, dot = 0;
+            for (int64_t i = 0; i < dk; ++i) ss += row[i] * row[i];
+            for (int64_t i = 0; i < dk; ++i) dot += (*y)[static_cast<size_t>(i)] * (*dyv)[static_cast<size_t>(i)];
+            for (int64_t i = 0; i < dk; ++i)
+              dconv[which][static_cast<size_t>(tok * qk() + hk * dk + i)] +=
+                  ((*dyv)[static_cast<size_t>(i)] - (*y)[static_cast<size_t>(i)] * dot) / std::sqrt(ss + 1e-6);
+          }
+          const int64_t base = tok * Wd + 2 * qk() + 2 * vz();
+          dmixed[static_cast<size_t>(base + hv)] = dbeta * beta * (1.0 - beta);
+          const double dxg = dg * -A * (xg > 20 ? 1.0 : sigmoid(xg));
+          dmixed[static_cast<size_t>(base + nv() + hv)] = dxg;
+          dA[static_cast<size_t>(hv)] += dg * g;
+          ddt[static_cast<size_t>(hv)] += dxg;
+        }
+      }
+    // Conv + SiLU backward per section into the in_proj output.
+    const char* conv[3] = {".conv_q.weight", ".conv_k.weight", ".conv_v.weight"};
+    const int64_t K = m_.linear_conv_kernel_dim;
+    for (int which = 0; which < 3; ++which) {
+      const int64_t C = which == 2 ? vz() : qk(), col0 = which * qk();
+      const Vec& cw = W(P + conv[which]);
+      Vec& dcw = G(P + conv[which]);
+      for (int64_t si = 0; si < s; ++si)
+        for (int64_t bi = 0; bi < b; ++bi)
+          for (int64_t c = 0; c < C; ++c) {
+            const double p = conv_pre(t.conv_in[which], cw, C, si, bi, c), sp = sigmoid(p);
+            const double dp = dconv[which][static_cast<size_t>(token(si, bi) * C + c)] * (sp + p * sp * (1.0 - sp));
+            for (int64_t j = 0; j < K; ++j) {
+              const int64_t src = si - (K - 1) + j;
+              if (src < 0) continue;
+              dcw[static_cast<size_t>(c * K + j)] += dp * t.conv_in[which][static_cast<size_t>(token(src, bi) * C + c)];
+              dmixed[static_cast<size_t>(token(src, bi) * Wd + col0 + c)] += dp * cw[static_cast<size_t>(c * K + j)];
+            }
+          }
+    }
+    return linear_back(dmixed, x, T_, h_, Wd, W(P + ".in_proj.weight"), G(P + ".in_proj.weight"), nullptr);
+  }
+
   // Dense MLP (or the bias-free shared experts): fc1 -> GeLU / SwiGLU -> fc2.
   Vec dense_forward(const std::string& P, const Vec& x, DenseTape& t, bool bias = true) {
     const int64_t F = bias ? m_.ffn_hidden_size : m_.moe_shared_expert_intermediate_size, blocks = swiglu_ ? 2 : 1;
@@ -852,7 +1086,7 @@ std::string f64_unsupported(const Config& c) {
   if (p.tensor_model_parallel_size != 1 || p.pipeline_model_parallel_size != 1 || p.expert_model_parallel_size != 1 ||
       p.expert_tensor_parallel_size != 1 || p.sequence_parallel)
     return "the f64 oracle models one rank only (TP = PP = EP = ETP = 1, no sequence parallelism)";
-  if (c.model.gated_delta_net) return "the f64 oracle has no GDN layers";
+  if (c.model.gated_delta_net && c.model.multi_latent_attention) return "the f64 oracle has no MLA with GDN layers";
   if (c.model.fp8) return "the f64 oracle has no FP8 quantisation (its recompute semantics are the fp8 cases' bitwise check)";
   if (c.model.activation != "gelu" && c.model.activation != "swiglu")
     return "the f64 oracle knows GeLU and SwiGLU only, not '" + c.model.activation + "'";

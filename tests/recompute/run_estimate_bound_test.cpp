@@ -38,6 +38,16 @@ TEST(RunEstimateBound, CoversTheMeasuredDevicePeak) {
          c.model.num_moe_experts = 4;
          c.model.moe_shared_expert_intermediate_size = 32;
        }},
+      {"gdn_hybrid", [](Config& c) {  // GDN layers wider than the hidden size (design §15)
+         c.model.gated_delta_net = true;
+         c.model.linear_attention_freq = 2;
+         c.model.linear_key_head_dim = 16;
+         c.model.linear_value_head_dim = 32;
+         c.model.linear_num_key_heads = 2;
+         c.model.linear_num_value_heads = 4;
+         c.recompute.recompute_granularity = "selective";
+         c.recompute.recompute_modules = {"gdn_norm_out", "layernorm"};
+       }},
       {"long_sequence", [](Config& c) {  // the a*s^2*b tensors dominate
          c.model.num_layers = 2;
          c.model.hidden_size = 16;

@@ -60,6 +60,24 @@ class NullOps final : public Ops<T> {
   void moe_input_grad(T*, const T*, std::span<const int64_t>, const T*, const T*, int64_t, int64_t, int64_t) override {
     called("moe_input_grad");
   }
+  void causal_conv_silu_forward(T*, const T*, const T*, int64_t, int64_t, int64_t, int64_t, int64_t) override {
+    called("causal_conv_silu_forward");
+  }
+  void causal_conv_silu_backward(T*, T*, const T*, const T*, const T*, int64_t, int64_t, int64_t, int64_t,
+                                 int64_t) override { called("causal_conv_silu_backward"); }
+  void gated_delta_rule_forward(T*, const T*, const T*, const T*, const T*, const T*, const T*, const T*, int64_t,
+                                int64_t, int64_t, int64_t, int64_t, int64_t) override {
+    called("gated_delta_rule_forward");
+  }
+  void gated_delta_rule_backward(T*, T*, T*, T*, T*, T*, T*, const T*, const T*, const T*, const T*, const T*,
+                                 const T*, const T*, const T*, int64_t, int64_t, int64_t, int64_t, int64_t,
+                                 int64_t) override { called("gated_delta_rule_backward"); }
+  void gated_rmsnorm_forward(T*, const T*, const T*, const T*, int64_t, int64_t, double) override {
+    called("gated_rmsnorm_forward");
+  }
+  void gated_rmsnorm_backward(T*, T*, T*, const T*, const T*, const T*, const T*, int64_t, int64_t, double) override {
+    called("gated_rmsnorm_backward");
+  }
 };
 
 class NullBackend final : public Backend {
