@@ -192,7 +192,7 @@ CheckResult check_memory(const MemoryExpect& expect, const RunRecord& base, cons
   const auto& measured = run.saved_bytes_per_layer.at(0);
   std::string detail;
   if (expect.analytic) {
-    const auto want = stage_memory(run.config).per_layer_bytes();
+    const auto want = stage_memory(run.config, run.coords.pp).per_layer_bytes();
     for (size_t l = 0; l < want.size(); ++l)
       if (l >= measured.size() || measured[l] != want[l])
         return fail(kind, label + ": layer " + std::to_string(l) + " saved " +

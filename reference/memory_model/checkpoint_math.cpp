@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "reference/config/pipeline_stage.hpp"
 #include "reference/config/validate.hpp"
 #include "reference/memory_model/checked_math.hpp"
 #include "reference/core/error.hpp"
@@ -80,7 +81,7 @@ RecomputeOverhead recompute_overhead(const Config& c) {
   validate_or_throw(c, "memory model");
   const RecomputeConfig r = effective_recompute(c.recompute);
   const MemoryDims m = MemoryDims::from(c);
-  const int L = c.model.num_layers;
+  const int L = layers_per_stage(c);  // this rank's stage (design §16)
   if (r.recompute_granularity == "full")
     return recompute_overhead(m, L, r.recompute_method == "uniform" ? L : *r.recompute_num_layers, {});
   if (r.recompute_granularity == "selective") return recompute_overhead(m, L, 0, r.recompute_modules);

@@ -95,5 +95,21 @@ TEST(RecomputeFlops, FromConfig) {
   EXPECT_DOUBLE_EQ(recompute_overhead(none).step_ratio, 1.0);
 }
 
+// Under pipeline parallelism a rank recomputes its own stage's layers (design §16):
+// 4 layers over 2 stages, full uniform 1 recomputes 2 layers' forward on each rank.
+TEST(RecomputeFlops, CountsTheStagesLayersUnderPipelineParallelism) {
+  Config c;
+  c.model.num_layers = 4;
+  c.parallel.pipeline_model_parallel_size = 2;
+  c.recompute.recompute_granularity = "full";
+  c.recompute.recompute_method = "uniform";
+  c.recompute.recompute_num_layers = 1;
+  const int64_t layer = layer_flops(MemoryDims::from(c)).total();
+  EXPECT_EQ(recompute_overhead(c).forward_flops, 2 * layer);
+  EXPECT_EQ(recompute_overhead(c).recompute_flops, 2 * layer);
+  c.recompute.recompute_method = "block";
+  EXPECT_EQ(recompute_overhead(c).recompute_flops, layer);
+}
+
 }  // namespace
 }  // namespace rcts
