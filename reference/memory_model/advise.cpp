@@ -22,7 +22,16 @@ namespace {
                     "advise: " + where + ": " + field + " = " + value + ": " + why);
 }
 
-std::vector<AdviceCandidate> candidate_settings(int L) {
+// The selective boundaries the model has: the dense layer's, plus MLA's up-projection
+// region or GDN's gated output norm (design §14, §15).
+std::vector<std::string> boundaries_of(const ModelConfig& m) {
+  std::vector<std::string> b = {"core_attn", "mlp", "layernorm"};
+  if (m.multi_latent_attention) b.push_back("mla_up_proj");
+  if (m.gated_delta_net) b.push_back("gdn_norm_out");
+  return b;
+}
+
+std::vector<AdviceCandidate> candidate_settings(int L, const std::vector<std::string>& boundaries) {
   std::vector<AdviceCandidate> out;
   auto selective = [&](std::vector<std::string> mods) {
     AdviceCandidate c;
@@ -34,10 +43,10 @@ std::vector<AdviceCandidate> candidate_settings(int L) {
     c.recompute.recompute_modules = std::move(mods);
     out.push_back(std::move(c));
   };
-  const std::vector<std::string> boundaries = {"core_attn", "mlp", "layernorm"};
-  for (unsigned mask = 0; mask < 8; ++mask) {
+  const unsigned n = static_cast<unsigned>(boundaries.size());
+  for (unsigned mask = 0; mask < (1u << n); ++mask) {
     std::vector<std::string> mods;
-    for (unsigned i = 0; i < 3; ++i)
+    for (unsigned i = 0; i < n; ++i)
       if (mask & (1u << i)) mods.push_back(boundaries[i]);
     selective(std::move(mods));
   }
@@ -45,7 +54,7 @@ std::vector<AdviceCandidate> candidate_settings(int L) {
     for (int n = 1; n <= L; ++n) {
       AdviceCandidate c;
       c.name = std::string("full ") + method + " " + std::to_string(n);
-      c.width = 4;
+      c.width = static_cast<int>(boundaries.size()) + 1;  // wider than every selective set
       c.recompute.recompute_granularity = "full";
       c.recompute.recompute_method = method;
       c.recompute.recompute_num_layers = n;
@@ -70,8 +79,10 @@ Advice advise(const Config& base, int64_t budget_bytes, const std::string& where
   const auto& m = base.model;
   if (m.num_moe_experts > 0)
     refuse(where, "model.num_moe_experts", std::to_string(m.num_moe_experts), "the memory model covers dense layers only");
-  if (m.multi_latent_attention) refuse(where, "model.multi_latent_attention", "true", "the memory model has no MLA");
-  if (m.gated_delta_net) refuse(where, "model.gated_delta_net", "true", "the memory model has no GDN layers");
+  if (m.multi_latent_attention && m.gated_delta_net)
+    refuse(where, "model.gated_delta_net", "true", "MLA with GDN layers is not modelled");
+  if (m.multi_latent_attention && base.parallel.sequence_parallel)
+    refuse(where, "parallel.sequence_parallel", "true", "MLA with sequence parallelism is not modelled");
   if (base.offload.fine_grained_activation_offloading)
     refuse(where, "offload.fine_grained_activation_offloading", "true", "the memory model has no offload timeline");
   if (base.offload.cpu_offloading) refuse(where, "offload.cpu_offloading", "true", "the memory model has no offload timeline");
@@ -81,7 +92,7 @@ Advice advise(const Config& base, int64_t budget_bytes, const std::string& where
   a.base = base;
   a.budget_bytes = budget_bytes;
   const int64_t t = base.parallel.tensor_model_parallel_size;
-  for (AdviceCandidate& c : candidate_settings(layers_per_stage(base))) {  // N = 1 .. layers of a stage
+  for (AdviceCandidate& c : candidate_settings(layers_per_stage(base), boundaries_of(base.model))) {  // N = 1 .. layers of a stage
     Config cfg = base;
     cfg.recompute = c.recompute;
     cfg.recompute.distribute_saved_activations = false;
@@ -96,7 +107,8 @@ Advice advise(const Config& base, int64_t budget_bytes, const std::string& where
       c.stored_bytes = st.stored_bytes;
       c.peak_backward_bytes = st.peak_backward_bytes;
       c.peak_bytes = st.peak_in_flight_bytes;
-      c.recompute_flops = o.recompute_flops / t;
+      // Every term shards over TP but MLA's replicated down-projections.
+      c.recompute_flops = (o.recompute_flops - o.replicated_recompute_flops) / t + o.replicated_recompute_flops;
       c.step_ratio = o.step_ratio;
       c.fits = c.peak_bytes <= budget_bytes;
     }
@@ -146,16 +158,19 @@ std::string advice_text(const Advice& a) {
   std::ostringstream os;
   os << "budget " << a.budget_bytes << " bytes (" << gib(a.budget_bytes) << " GiB) of activations per rank, "
      << a.in_flight << " micro-batch(es) in flight\n";
-  char line[256];
-  std::snprintf(line, sizeof line, "%-34s %16s %10s %16s %16s %8s  %s\n", "setting", "peak bytes", "GiB",
+  // The setting column is as wide as the longest name (MLA/GDN subsets are long).
+  int w = 34;
+  for (const auto& c : a.candidates) w = std::max(w, static_cast<int>(c.name.size()));
+  char line[512];
+  std::snprintf(line, sizeof line, "%-*s %16s %10s %16s %16s %8s  %s\n", w, "setting", "peak bytes", "GiB",
                 "stored bytes", "extra fwd FLOPs", "step", "fits");
   os << line;
   for (size_t i = 0; i < a.candidates.size(); ++i) {
     const auto& c = a.candidates[i];
     if (!c.valid) {
-      std::snprintf(line, sizeof line, "%-34s invalid for this config [%s]\n", c.name.c_str(), c.invalid_code.c_str());
+      std::snprintf(line, sizeof line, "%-*s invalid for this config [%s]\n", w, c.name.c_str(), c.invalid_code.c_str());
     } else {
-      std::snprintf(line, sizeof line, "%-34s %16lld %10s %16lld %16lld %8.4f  %s%s\n", c.name.c_str(),
+      std::snprintf(line, sizeof line, "%-*s %16lld %10s %16lld %16lld %8.4f  %s%s\n", w, c.name.c_str(),
                     static_cast<long long>(c.peak_bytes), gib(c.peak_bytes).c_str(),
                     static_cast<long long>(c.stored_bytes), static_cast<long long>(c.recompute_flops), c.step_ratio,
                     c.fits ? "yes" : "no", a.recommended == i ? "  <- cheapest that fits" : "");

@@ -3,9 +3,10 @@
 // price, with its bytes, its recompute cost and whether it fits; the cheapest fitting
 // one is recommended.
 //
-// Candidates (dense layers; the model covers no MoE, MLA or GDN):
+// Candidates (dense, MLA and GDN/hybrid layers; the model covers no MoE):
 //   selective []                    the empty control (nothing recomputed)
-//   selective S                     every non-empty S ⊆ {core_attn, mlp, layernorm}
+//   selective S                     every non-empty S ⊆ {core_attn, mlp, layernorm}, plus
+//                                   mla_up_proj with MLA and gdn_norm_out with GDN layers
 //   full uniform N, full block N    N = 1 .. L (L: layers of one pipeline stage, num_layers / pp)
 // A candidate the validation rules reject for this config (e.g. layernorm under FP8
 // delayed scaling, full recompute under per-layer CUDA graphs) is listed as invalid with
@@ -17,10 +18,11 @@
 //   stored_bytes    saved + checkpoint-input bytes one micro-batch keeps after its forward
 //   recompute_flops extra forward matmul FLOPs per micro-batch on this rank: the model's
 //                   recompute FLOPs (Korthikanti et al. 2022, matmuls only) divided by t
-//                   (every term shards over TP); layernorm recompute costs no matmul
+//                   (every term shards over TP but MLA's replicated down-projections);
+//                   layernorm and gdn_norm_out recompute cost no matmul
 //   step_ratio      (3F + R) / 3F, backward = 2 forwards
 // Order: recompute_flops ascending, then the narrower setting (control 0, selective |S|,
-// full 4), then peak_bytes, then name. The recommendation is the first valid candidate
+// full |boundaries| + 1), then peak_bytes, then name. The recommendation is the first valid candidate
 // whose peak_bytes <= budget; none when nothing fits. Bytes are activations only: the
 // budget is what parameters, gradients, optimizer state and workspace leave over.
 #pragma once

@@ -123,6 +123,48 @@ TEST(Advise, CandidatesTheRulesRejectAreListedAsInvalid) {
   EXPECT_TRUE(find(f, "selective [mlp]").valid);
 }
 
+// MLA and GDN (design §14, §15): their boundaries are candidates, priced by hand here.
+// s = 8, b = 2 (sb = 16), h = 16, a = 2.
+TEST(Advise, MlaUpProjIsACandidatePricedByItsUpProjections) {
+  Config c = small();
+  c.model.multi_latent_attention = true;
+  c.model.q_lora_rank = 6;
+  c.model.kv_lora_rank = 5;
+  c.model.qk_head_dim = 3;
+  c.model.qk_pos_emb_head_dim = 4;  // dq = 7
+  c.model.v_head_dim = 2;
+  const Advice a = advise(c, int64_t{1} << 40, "t");
+  EXPECT_EQ(a.candidates.size(), 16u + 2 * 2);
+  // q up 2·16·6·2·7 = 2688, kv up 2·16·5·2·(3 + 2) = 1600, per layer, 2 layers.
+  EXPECT_EQ(find(a, "selective [mla_up_proj]").recompute_flops, 2 * (2688 + 1600));
+  // scores 2·2·8·8·2·7 = 3584, context 2·2·8·8·2·2 = 1024.
+  EXPECT_EQ(find(a, "selective [core_attn]").recompute_flops, 2 * (3584 + 1024));
+  // Under TP 2 the replicated down-projections (q 2·16·16·6 = 3072, kv 2·16·16·(5 + 4)
+  // = 4608) stay whole in a full recompute; everything else halves.
+  c.parallel.tensor_model_parallel_size = 2;
+  const int64_t layer = 2688 + 1600 + 3072 + 4608 + 3584 + 1024 + 2 * 16 * 2 * 2 * 16 + MLP;
+  EXPECT_EQ(find(advise(c, int64_t{1} << 40, "t"), "full uniform 1").recompute_flops,
+            2 * ((layer - 3072 - 4608) / 2 + 3072 + 4608));
+}
+
+TEST(Advise, GdnNormOutIsACandidateThatRecomputesNoMatmul) {
+  Config c = small();
+  c.model.gated_delta_net = true;
+  c.model.linear_attention_pattern = {1, 0};  // layer 0 GDN, layer 1 attention
+  c.model.linear_conv_kernel_dim = 3;
+  c.model.linear_key_head_dim = 4;
+  c.model.linear_value_head_dim = 4;
+  c.model.linear_num_key_heads = 2;
+  c.model.linear_num_value_heads = 4;
+  const Advice a = advise(c, int64_t{1} << 40, "t");
+  EXPECT_EQ(find(a, "selective [gdn_norm_out]").recompute_flops, 0);
+  EXPECT_EQ(find(a, "selective [core_attn]").recompute_flops, CORE) << "the attention layer only";
+  // GDN layer: in_proj 2·16·16·(2·(8 + 16) + 2·4) = 28672, recurrence 6·16·4·4·4 = 6144,
+  // out_proj 2·16·16·16 = 8192, its MLP; the attention layer F (one dense layer).
+  EXPECT_EQ(find(a, "full uniform 2").recompute_flops, 28672 + 6144 + 8192 + MLP + F);
+  EXPECT_EQ(find(a, "full block 1").recompute_flops, 28672 + 6144 + 8192 + MLP);
+}
+
 TEST(Advise, RefusesWhatTheModelDoesNotCoverNamingFieldAndValue) {
   Config c = small();
   c.model.num_moe_experts = 4;
@@ -134,6 +176,17 @@ TEST(Advise, RefusesWhatTheModelDoesNotCoverNamingFieldAndValue) {
     EXPECT_NE(std::string(e.what()).find("moe.json: model.num_moe_experts = 4"), std::string::npos) << e.what();
   }
   EXPECT_THROW(advise(small(), 0, "t"), Error);
+  Config hybrid = small();
+  hybrid.model.multi_latent_attention = true;
+  hybrid.model.gated_delta_net = true;
+  hybrid.model.linear_attention_freq = 2;
+  try {
+    advise(hybrid, 1000, "hybrid.json");
+    FAIL() << "no error";
+  } catch (const ConfigError& e) {
+    EXPECT_EQ(e.path(), "/model/gated_delta_net");
+    EXPECT_NE(std::string(e.what()).find("MLA with GDN layers"), std::string::npos) << e.what();
+  }
 }
 
 }  // namespace
