@@ -422,6 +422,17 @@ std::string explain_case(const Case& c, Backend& backend, const RunLimits& limit
        << " b=" << m.micro_batch_size << " ffn=" << m.ffn_hidden_size << " " << m.activation << " "
        << dtype_name(m.activation_dtype) << " dropout attn=" << m.attention_dropout << " hidden=" << m.hidden_dropout
        << "\n";
+    if (m.multi_latent_attention)
+      os << "    mla (design §14): q_lora_rank=" << m.q_lora_rank << " kv_lora_rank=" << m.kv_lora_rank
+         << " qk_head_dim=" << m.qk_head_dim << " qk_pos_emb_head_dim=" << m.qk_pos_emb_head_dim
+         << " v_head_dim=" << m.v_head_dim << " rotary_base=" << m.rotary_base << "\n";
+    if (m.gated_delta_net) {
+      os << "    layers (G = gated delta net, A = attention; design §15):";
+      for (int i = 0; i < m.num_layers; ++i) os << (cfg.gdn_layer(i) ? " G" : " A");
+      os << "\n    gdn: key heads=" << m.linear_num_key_heads << " dk=" << m.linear_key_head_dim
+         << " value heads=" << m.linear_num_value_heads << " dv=" << m.linear_value_head_dim
+         << " conv=" << m.linear_conv_kernel_dim << "\n";
+    }
     os << "    run: seed=" << cfg.run.seed << " steps=" << cfg.run.steps << " micro_batches=" << cfg.run.micro_batches
        << (cfg.run.training ? " training" : " eval") << "\n";
     os << "    recompute: " << r.recompute_granularity.value_or("none");
