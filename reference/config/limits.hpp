@@ -12,7 +12,7 @@
 
 namespace rcts::limits {
 
-// JSON input (harness/lib/strict_json.hpp). The case schema nests 5 levels deep.
+// JSON input (harness/io/strict_json.hpp). The case schema nests 5 levels deep.
 inline constexpr int kMaxJsonDepth = 64;
 inline constexpr int64_t kMaxJsonFileBytes = int64_t{64} << 20;  // 64 MiB (goldens are ~100 KiB)
 

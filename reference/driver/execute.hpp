@@ -63,7 +63,7 @@ struct RunRecord {
 
   // Who produced the record. execute() is rcts: its arithmetic, (seed, offset) generator
   // states under Megatron's stream names, masks by rcts's Philox rule. A record read
-  // from another implementation's dump (harness/lib/dump_v1.hpp) declares its own, and
+  // from another implementation's dump (harness/dumps/dump_v1.hpp) declares its own, and
   // the checks that need rcts's rules run only when it declares them.
   std::string implementation = "rcts";
   bool rcts_arithmetic = true;   // golden digests apply

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "harness/lib/case.hpp"
+#include "harness/cases/case.hpp"
 #include "reference/config/config_error.hpp"
 #include "reference/config/config_json.hpp"
 #include "reference/config/validate.hpp"

@@ -1,8 +1,8 @@
 #include "tests/fuzz/fuzz_entry.hpp"
 
-#include "harness/lib/case.hpp"
-#include "harness/lib/golden.hpp"
-#include "harness/lib/strict_json.hpp"
+#include "harness/cases/case.hpp"
+#include "harness/golden/golden.hpp"
+#include "harness/io/strict_json.hpp"
 #include "reference/config/config_json.hpp"
 #include "reference/config/validate.hpp"
 #include "reference/memory_model/report.hpp"

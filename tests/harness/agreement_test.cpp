@@ -3,8 +3,8 @@
 // The exchanges themselves run under mpiexec (tests/cases/trust_tests.cmake).
 #include <gtest/gtest.h>
 
-#include "harness/lib/agreement.hpp"
-#include "harness/lib/runner.hpp"
+#include "harness/run/case_agreement.hpp"
+#include "harness/run/runner.hpp"
 #include "backends/registry.hpp"
 
 namespace rcts::harness {

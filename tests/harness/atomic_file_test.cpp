@@ -10,7 +10,7 @@
 #include <fstream>
 #include <iterator>
 
-#include "harness/lib/atomic_file.hpp"
+#include "harness/io/atomic_file.hpp"
 #include "reference/core/error.hpp"
 #include "tests/harness/test_tensors.hpp"
 

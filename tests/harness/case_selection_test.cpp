@@ -5,7 +5,7 @@
 #include <functional>
 #include <sstream>
 
-#include "harness/lib/runner.hpp"
+#include "harness/run/runner.hpp"
 
 namespace rcts::harness {
 namespace {

@@ -8,7 +8,7 @@
 #include <set>
 #include <sstream>
 
-#include "harness/lib/check_kinds.hpp"
+#include "harness/checks/check_kinds.hpp"
 #include "reference/core/error.hpp"
 
 #ifndef RCTS_SOURCE_DIR
@@ -60,7 +60,7 @@ TEST(CheckKinds, ParsingAcceptsTheRegistryAndKeepsCaseLevelKindsOutOfVariants) {
   const nlohmann::json unknown = {{"bitwsie", true}};
   EXPECT_THROW(parse_expectations(JsonReader("case.json", unknown, "/expect"), false), Error);
   for (const auto& k : check_kinds()) {
-    if (!k.case_level_only) continue;
+    if (!k.case_level_only()) continue;
     const nlohmann::json one = {{std::string(k.name), k.name == "config_error" ? nlohmann::json("x") : nlohmann::json(true)}};
     EXPECT_NO_THROW(parse_expectations(JsonReader("case.json", one, "/expect"), false)) << k.name;
     EXPECT_THROW(parse_expectations(JsonReader("case.json", one, "/variants/0/expect"), true), Error) << k.name;

@@ -1,5 +1,5 @@
 // Bitwise comparison: first index, hex values, ulp distances, counts, worst element.
-#include "harness/lib/compare.hpp"
+#include "harness/checks/compare.hpp"
 
 #include <gtest/gtest.h>
 

@@ -4,7 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "backends/cpu/cpu_backend.hpp"
-#include "harness/lib/device_pool_check.hpp"
+#include "harness/checks/device_pool_check.hpp"
 #include "reference/config/config.hpp"
 
 namespace rcts::harness {

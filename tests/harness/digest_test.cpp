@@ -1,5 +1,5 @@
 // sha256 test vectors, tensor digest stability and JSON round trip.
-#include "harness/lib/digest.hpp"
+#include "harness/io/digest.hpp"
 
 #include <gtest/gtest.h>
 

@@ -2,7 +2,7 @@
 // a recompute draw one block late in step 1 is placed at step 1, named with its stream,
 // seed and offsets; an earlier forward difference wins; a failing case's reason leads
 // with the earliest divergence and lists every failing check in execution order.
-#include "harness/lib/divergence.hpp"
+#include "harness/checks/divergence.hpp"
 
 #include <gtest/gtest.h>
 

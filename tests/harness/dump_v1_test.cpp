@@ -2,7 +2,7 @@
 // bit; the reader refuses tampered dumps naming the file and field; the checks that
 // judge other implementations' dumps (no rcts mask rule, opaque RNG states) and the
 // reference comparison fail what they must.
-#include "harness/lib/dump_v1.hpp"
+#include "harness/dumps/dump_v1.hpp"
 
 #include <gtest/gtest.h>
 
@@ -13,11 +13,11 @@
 #include <nlohmann/json.hpp>
 
 #include "backends/cpu/cpu_backend.hpp"
-#include "harness/lib/checks.hpp"
-#include "harness/lib/compare.hpp"
-#include "harness/lib/dump_check.hpp"
-#include "harness/lib/portable_checks.hpp"
-#include "harness/lib/reference_compare.hpp"
+#include "harness/checks/checks.hpp"
+#include "harness/checks/compare.hpp"
+#include "harness/run/dump_check.hpp"
+#include "harness/checks/portable_checks.hpp"
+#include "harness/checks/reference_compare.hpp"
 #include "reference/config/config_json.hpp"
 #include "reference/core/faults.hpp"
 #include "tests/harness/test_tensors.hpp"

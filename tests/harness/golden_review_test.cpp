@@ -1,7 +1,7 @@
 // regen-golden's one-line review: counts, grouping by module with layer indices
 // folded, and the loss difference in absolute terms and in ulp (expected values worked
 // out here from the float format, not taken from the code).
-#include "harness/lib/golden_review.hpp"
+#include "harness/golden/golden_review.hpp"
 
 #include <gtest/gtest.h>
 

@@ -9,7 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "harness/lib/golden.hpp"
+#include "harness/golden/golden.hpp"
 
 namespace rcts::harness {
 namespace {

@@ -1,9 +1,9 @@
-// The harness's mask oracle (harness/lib/mask_oracle.hpp) against known answers that
+// The harness's mask oracle (harness/checks/mask_oracle.hpp) against known answers that
 // come from outside rcts: Random123's Philox4x32-10 vectors, the FNV-1a reference
 // vectors, and block / threshold / mask values printed by tests/harness/mask_kat.py
 // (pure-Python Philox and exact fractions, checked against the Random123 vectors
 // before printing; run it by hand to regenerate).
-#include "harness/lib/mask_oracle.hpp"
+#include "harness/checks/mask_oracle.hpp"
 
 #include <gtest/gtest.h>
 

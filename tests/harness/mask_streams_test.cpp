@@ -5,8 +5,8 @@
 #include <gtest/gtest.h>
 
 #include "backends/cpu/cpu_backend.hpp"
-#include "harness/lib/checks.hpp"
-#include "harness/lib/mask_oracle.hpp"
+#include "harness/checks/checks.hpp"
+#include "harness/checks/mask_oracle.hpp"
 #include "reference/core/faults.hpp"
 
 namespace rcts::harness {

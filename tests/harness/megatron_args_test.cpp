@@ -4,7 +4,7 @@
 // once, YAML and argument text giving the same config.
 #include <gtest/gtest.h>
 
-#include "harness/lib/megatron_args.hpp"
+#include "harness/megatron/megatron_args.hpp"
 
 namespace rcts::harness {
 namespace {

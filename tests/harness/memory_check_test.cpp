@@ -3,7 +3,7 @@
 // an offload config is not compared, and the detail says so.
 #include <gtest/gtest.h>
 
-#include "harness/lib/checks.hpp"
+#include "harness/checks/checks.hpp"
 #include "reference/memory_model/activation_memory.hpp"
 
 namespace rcts::harness {

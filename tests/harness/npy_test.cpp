@@ -1,5 +1,5 @@
 // .npy writer/reader round trip and header layout.
-#include "harness/lib/npy.hpp"
+#include "harness/io/npy.hpp"
 
 #include <gtest/gtest.h>
 
@@ -8,7 +8,7 @@
 #include <fstream>
 #include <iterator>
 
-#include "harness/lib/digest.hpp"
+#include "harness/io/digest.hpp"
 #include "tests/harness/test_tensors.hpp"
 
 namespace rcts::harness {

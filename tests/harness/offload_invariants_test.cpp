@@ -4,7 +4,7 @@
 // an idle module whose tensors are not recomputed) — each must be named.
 #include <gtest/gtest.h>
 
-#include "harness/lib/offload_invariants.hpp"
+#include "harness/checks/offload_invariants.hpp"
 
 namespace rcts::harness {
 namespace {

@@ -7,7 +7,7 @@
 // stores 38400, which is also its backward peak without recompute.
 #include <gtest/gtest.h>
 
-#include "harness/lib/pipeline_checks.hpp"
+#include "harness/checks/pipeline_checks.hpp"
 
 namespace rcts::harness {
 namespace {

@@ -7,7 +7,7 @@
 #include <cstdlib>
 #include <fstream>
 
-#include "harness/lib/provenance.hpp"
+#include "harness/io/provenance.hpp"
 #include "tests/harness/test_tensors.hpp"
 
 namespace rcts::harness {

@@ -8,9 +8,9 @@
 #include <map>
 
 #include "backends/cpu/cpu_backend.hpp"
-#include "harness/lib/html_report.hpp"
-#include "harness/lib/report_data.hpp"
-#include "harness/lib/trace_json.hpp"
+#include "harness/reports/html_report.hpp"
+#include "harness/reports/report_data.hpp"
+#include "harness/reports/trace_json.hpp"
 
 namespace rcts::harness {
 namespace {

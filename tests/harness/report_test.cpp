@@ -1,5 +1,5 @@
 // Result writers: summary table, progress line, JSON counts, JUnit XML escaping.
-#include "harness/lib/report.hpp"
+#include "harness/reports/report.hpp"
 
 #include <gtest/gtest.h>
 

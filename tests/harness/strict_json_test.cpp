@@ -8,8 +8,8 @@
 #include <fstream>
 #include <string>
 
-#include "harness/lib/case.hpp"
-#include "harness/lib/strict_json.hpp"
+#include "harness/cases/case.hpp"
+#include "harness/io/strict_json.hpp"
 #include "reference/config/limits.hpp"
 #include "tests/harness/test_tensors.hpp"
 

@@ -5,7 +5,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "harness/lib/ranks.hpp"
+#include "harness/checks/across_ranks.hpp"
+#include "harness/ranks/ranks.hpp"
 
 namespace rcts::harness {
 namespace {

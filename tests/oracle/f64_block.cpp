@@ -6,7 +6,7 @@
 #include <numbers>
 #include <stdexcept>
 
-#include "harness/lib/mask_oracle.hpp"
+#include "harness/checks/mask_oracle.hpp"
 
 namespace rcts::oracle {
 

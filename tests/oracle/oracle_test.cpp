@@ -20,7 +20,7 @@
 #include <sstream>
 
 #include "backends/cpu/cpu_backend.hpp"
-#include "harness/lib/case.hpp"
+#include "harness/cases/case.hpp"
 #include "reference/config/config_json.hpp"
 #include "reference/config/validate.hpp"
 #include "tests/oracle/f64_block.hpp"

@@ -1,0 +1,155 @@
+// The harness's mask oracle; see mask_oracle.hpp. Deliberately shares no code with
+// kernels/common/philox.hpp or dropout_rule.hpp.
+#include "harness/checks/mask_oracle.hpp"
+
+#include <cstring>
+#include <map>
+#include <tuple>
+
+#include "reference/core/error.hpp"
+#include "reference/driver/execute.hpp"
+
+namespace rcts::harness::mask_oracle {
+
+namespace {
+// Random123 philox.h: PHILOX_M4x32_0/1 and PHILOX_W32_0/1.
+constexpr uint32_t kMul0 = 0xD2511F53u, kMul1 = 0xCD9E8D57u;
+constexpr uint32_t kWeyl0 = 0x9E3779B9u, kWeyl1 = 0xBB67AE85u;
+
+void mulhilo(uint32_t a, uint32_t b, uint32_t& hi, uint32_t& lo) {
+  const uint64_t p = static_cast<uint64_t>(a) * static_cast<uint64_t>(b);
+  hi = static_cast<uint32_t>(p >> 32);
+  lo = static_cast<uint32_t>(p & 0xFFFFFFFFu);
+}
+
+std::string draw_str(const MaskRecord& m) {
+  return m.site + " (micro-batch " + std::to_string(m.micro_batch) + ")";
+}
+}  // namespace
+
+Words philox4x32_10(Words ctr, std::array<uint32_t, 2> key) {
+  for (int round = 0; round < 10; ++round) {
+    if (round > 0) {  // bumpkey before every round but the first
+      key[0] += kWeyl0;
+      key[1] += kWeyl1;
+    }
+    uint32_t hi0, lo0, hi1, lo1;
+    mulhilo(kMul0, ctr[0], hi0, lo0);
+    mulhilo(kMul1, ctr[2], hi1, lo1);
+    ctr = Words{hi1 ^ ctr[1] ^ key[0], lo1, hi0 ^ ctr[3] ^ key[1], lo0};
+  }
+  return ctr;
+}
+
+Words stream_block(uint64_t seed, uint64_t index) {
+  return philox4x32_10(Words{static_cast<uint32_t>(index & 0xFFFFFFFFu), static_cast<uint32_t>(index >> 32), 0u, 0u},
+                       {static_cast<uint32_t>(seed & 0xFFFFFFFFu), static_cast<uint32_t>(seed >> 32)});
+}
+
+uint32_t keep_threshold(double p) {
+  if (!(p >= 0.0 && p <= 1.0)) throw Error("mask oracle: dropout probability " + std::to_string(p) + " is not in [0, 1]");
+  uint64_t bits;
+  std::memcpy(&bits, &p, sizeof bits);
+  const int biased = static_cast<int>((bits >> 52) & 0x7FF);
+  uint64_t m = bits & ((uint64_t{1} << 52) - 1);
+  int e = 1 - 1075;  // subnormal: p = m * 2^-1074
+  if (biased != 0) {
+    m |= uint64_t{1} << 52;
+    e = biased - 1075;
+  }
+  // p * 2^24 = m / 2^s with s >= 28 (p <= 1), so floor(m / 2^s + 1/2) = (2m + 2^s) >> (s + 1).
+  const int s = -(e + 24);
+  if (s > 54) return 0;  // m / 2^s < 1/4
+  return static_cast<uint32_t>(((m << 1) + (uint64_t{1} << s)) >> (s + 1));
+}
+
+uint64_t blocks_for(int64_t n) { return n <= 0 ? 0 : static_cast<uint64_t>(n / 4 + (n % 4 != 0 ? 1 : 0)); }
+
+std::vector<uint8_t> dropout_mask(uint64_t seed, uint64_t offset, double p, int64_t n) {
+  const uint32_t thr = keep_threshold(p);
+  std::vector<uint8_t> mask(static_cast<size_t>(n > 0 ? n : 0));
+  Words w{};
+  for (int64_t i = 0; i < n; ++i) {
+    if (i % 4 == 0) w = stream_block(seed, offset + static_cast<uint64_t>(i / 4));
+    mask[static_cast<size_t>(i)] = (w[static_cast<size_t>(i % 4)] >> 8) >= thr ? 1 : 0;
+  }
+  return mask;
+}
+
+uint64_t fnv1a64(const uint8_t* data, size_t n) {
+  uint64_t h = 14695981039346656037ull;  // FNV-1a 64 offset basis
+  for (size_t i = 0; i < n; ++i) h = (h ^ data[i]) * 1099511628211ull;  // FNV prime 2^40 + 2^8 + 0xb3
+  return h;
+}
+
+std::optional<std::string> check_mask_streams(const RunRecord& run) {
+  struct Stream {
+    std::string name;
+    uint64_t next = 0;               // first block not yet drawn
+    const MaskRecord* last = nullptr;  // its latest forward draw
+  };
+  std::map<uint64_t, Stream> by_seed;
+  // Per (site, step, micro-batch): under a pipeline schedule a stage holds several
+  // micro-batches, so a recompute replays its own micro-batch's forward (design §16).
+  using Key = std::tuple<std::string, int, int>;
+  std::map<Key, const MaskRecord*> last_forward;
+  for (const MaskRecord& m : run.masks) {
+    if (m.recompute) {
+      auto it = last_forward.find(Key{m.site, m.step, m.micro_batch});
+      if (it == last_forward.end())
+        return "recompute draw of " + draw_str(m) + " (seed " + std::to_string(m.seed) + " block " +
+               std::to_string(m.offset) + ") comes before any forward draw of that site in its step and micro-batch";
+      const MaskRecord& f = *it->second;
+      if (f.micro_batch != m.micro_batch || f.seed != m.seed || f.offset != m.offset || f.numel != m.numel ||
+          f.p != m.p || f.digest != m.digest)
+        return "recompute draw of " + draw_str(m) + " used seed " + std::to_string(m.seed) + " blocks [" +
+               std::to_string(m.offset) + ", " + std::to_string(m.offset + blocks_for(m.numel)) +
+               "), but the forward draw it replays (micro-batch " + std::to_string(f.micro_batch) + ") used seed " +
+               std::to_string(f.seed) + " blocks [" + std::to_string(f.offset) + ", " +
+               std::to_string(f.offset + blocks_for(f.numel)) + ")" +
+               (f.digest != m.digest ? " and its mask differs" : "");
+      continue;
+    }
+    Stream& s = by_seed.try_emplace(m.seed, Stream{m.generator}).first->second;
+    if (s.name != m.generator)
+      return "streams '" + s.name + "' and '" + m.generator + "' share seed " + std::to_string(m.seed) +
+             ": their Philox blocks overlap (" + draw_str(m) + ")";
+    if (m.offset != s.next) {
+      const std::string before = s.last ? "the stream's previous draw, " + draw_str(*s.last) + ", ended at block " +
+                                              std::to_string(s.next)
+                                        : "the stream starts at block 0 after seeding";
+      const std::string what = m.offset < s.next ? "blocks [" + std::to_string(m.offset) + ", " +
+                                                       std::to_string(std::min(s.next, m.offset + blocks_for(m.numel))) +
+                                                       ") are drawn again (a fork that did not store its state "
+                                                       "back, or a state restored between draws?)"
+                                                 : "blocks [" + std::to_string(s.next) + ", " +
+                                                       std::to_string(m.offset) + ") were consumed by no logged draw";
+      return "forward draw of " + draw_str(m) + " from '" + m.generator + "' (seed " + std::to_string(m.seed) +
+             ") starts at block " + std::to_string(m.offset) + ", but " + before + ": " + what;
+    }
+    s.next = m.offset + blocks_for(m.numel);
+    s.last = &m;
+    last_forward[Key{m.site, m.step, m.micro_batch}] = &m;
+  }
+  if (run.rng_after.empty()) return std::nullopt;
+  // The generators themselves must agree with the log: nothing consumed a stream
+  // without a logged draw, and every fork stored its state back.
+  std::map<std::string, uint64_t> end_by_name;
+  for (const auto& [seed, s] : by_seed) end_by_name[s.name] = s.next;
+  auto end_of = [&](const std::string& name) {
+    auto it = end_by_name.find(name);
+    return it == end_by_name.end() ? uint64_t{0} : it->second;
+  };
+  const RngStates& last = run.rng_after.back();
+  auto mismatch = [&](const std::string& name, const GeneratorState& st) -> std::optional<std::string> {
+    if (st.offset == end_of(name)) return std::nullopt;
+    return "after the last micro-batch '" + name + "' stands at " + st.to_string() + ", but its logged draws end at block " +
+           std::to_string(end_of(name));
+  };
+  if (auto bad = mismatch("device-default", last.device)) return bad;
+  for (const auto& [name, st] : last.tracker)
+    if (auto bad = mismatch(name, st)) return bad;
+  return std::nullopt;
+}
+
+}  // namespace rcts::harness::mask_oracle

@@ -1,0 +1,63 @@
+// `rcts check DIR... [--cases PATHS] [--json F] [--junit F] [--reference-tolerance RTOL]`:
+// the cases' checks over dumps of any implementation (docs/dump-format.md).
+#include <iostream>
+
+#include "harness/cli/commands.hpp"
+#include "harness/reports/report.hpp"
+#include "harness/run/dump_check.hpp"
+
+namespace rcts::harness::cli {
+
+namespace {
+
+class CheckCommand : public Command {
+ public:
+  void add(CLI::App& app, SharedArgs& shared) override {
+    sub = app.add_subcommand("check", "run cases' checks over dumps of any implementation (docs/dump-format.md)");
+    sub->add_option("dirs", dirs_, "dump directories: every dump.json below them")->required();
+    sub->add_option("--cases", shared.paths, "case files or directories the dumps' cases are in (default: cases/)");
+    sub->add_option("--filter", shared.opt.filter, "glob over case ids");
+    sub->add_option("--golden-dir", shared.golden_dir, "golden directory (default: golden/)");
+    sub->add_option("--json", json_out_, "write results as JSON");
+    sub->add_option("--junit", junit_out_, "write results as JUnit XML");
+    reference_opt_ = sub->add_option(
+        "--reference-tolerance", rtol_,
+        "also run rcts's reference of every dumped run and compare losses, outputs and gradients: fail a tensor when "
+        "max abs error > ATOL + RTOL * max |reference|");
+    sub->add_option("--reference-atol", atol_, "absolute part of the reference tolerance (default 0)")
+        ->needs(reference_opt_);
+    add_backend(sub, shared.backend_name, "cpu; the reference's backend with --reference-tolerance");
+    add_limits(sub, shared.opt.limits);
+  }
+  BackendNeed backend_need() const override { return *reference_opt_ ? BackendNeed::one : BackendNeed::none; }
+
+  int run(Session& s) override {
+    RunOptions& opt = s.opt;
+    if (*reference_opt_) opt.reference = ReferenceTolerance{rtol_, atol_};
+    const auto groups = index_dumps(std::vector<std::filesystem::path>(dirs_.begin(), dirs_.end()));
+    auto header = make_header(opt);
+    header.backend = "dumps";
+    s.out << "rcts " << header.version << " (" << header.git_sha << ")  checking dumps, " << header.ranks
+          << " rank(s), " << groups.size() << " dumped case(s)\n";
+    const auto results = check_dump_groups(s.cases, groups, opt, s.rank0 ? &std::cout : nullptr);
+    s.out << "\n" << summary_table(header, results);
+    if (s.rank0) {
+      write_file(json_out_, results_json(header, results).dump(2) + "\n");
+      write_file(junit_out_, junit_xml(header, results));
+    }
+    const auto t = tally(results);
+    return t.failed + t.errors > 0 || results.empty() ? 1 : 0;
+  }
+
+ private:
+  std::vector<std::string> dirs_;
+  std::string json_out_, junit_out_;
+  double rtol_ = 0, atol_ = 0;
+  CLI::Option* reference_opt_ = nullptr;
+};
+
+}  // namespace
+
+std::unique_ptr<Command> make_check_command() { return std::make_unique<CheckCommand>(); }
+
+}  // namespace rcts::harness::cli

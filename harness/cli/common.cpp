@@ -1,0 +1,75 @@
+#include <sstream>
+
+#include "harness/cli/command.hpp"
+#include "harness/io/atomic_file.hpp"
+#include "harness/io/strict_json.hpp"
+#include "backends/registry.hpp"
+#include "reference/config/config_json.hpp"
+#include "reference/config/limits.hpp"
+
+namespace rcts::harness::cli {
+
+namespace fs = std::filesystem;
+
+namespace {
+std::string fmt_number(double v) {
+  std::ostringstream os;
+  os << v;
+  return os.str();
+}
+}  // namespace
+
+const std::string& limits_help() {
+  static const std::string help =
+      "Limits: JSON nested at most " + std::to_string(limits::kMaxJsonDepth) + " levels, files up to " +
+      std::to_string(limits::kMaxJsonFileBytes >> 20) + " MiB; num_layers <= " + std::to_string(limits::kMaxLayers) +
+      ", micro_batches <= " + std::to_string(limits::kMaxMicroBatches) + ", steps <= " +
+      std::to_string(limits::kMaxSteps) + "; link_bandwidth_gbps 0 or >= " + fmt_number(limits::kMinLinkBandwidthGbps) +
+      ", link_latency_us <= " + fmt_number(limits::kMaxLinkLatencyUs) +
+      ". Before a config runs, its estimated memory, work and link sleep are checked against "
+      "--max-bytes, --max-work and --max-link-seconds (see cases/README.md).";
+  return help;
+}
+
+void add_limits(CLI::App* sub, RunLimits& limits) {
+  sub->footer(limits_help());
+  sub->add_option("--max-bytes", limits.max_bytes, "refuse a config whose estimated memory exceeds this many bytes")
+      ->capture_default_str();
+  sub->add_option("--max-work", limits.max_work, "refuse a config whose estimated work exceeds this many FLOP")
+      ->capture_default_str();
+  sub->add_option("--max-link-seconds", limits.max_link_seconds,
+                  "refuse an offload config whose link model would sleep longer than this")
+      ->capture_default_str();
+}
+
+void add_common(CLI::App* sub, SharedArgs& shared) {
+  sub->add_option("paths", shared.paths, "case files or directories (default: cases/)");
+  sub->add_option("--filter", shared.opt.filter, "glob over case ids, e.g. 'selective.*'");
+  sub->add_option("--golden-dir", shared.golden_dir, "golden directory (default: golden/)");
+}
+
+void add_backend(CLI::App* sub, std::string& name, const char* default_text) {
+  sub->add_option("--backend", name, "backend to run on: " + backend_names() + " (default: " + default_text + ")");
+}
+
+fs::path default_dir(const char* name) {
+  if (fs::exists(name)) return name;
+  return fs::path(RCTS_SOURCE_DIR) / name;
+}
+
+std::vector<fs::path> case_paths(const std::vector<std::string>& given) {
+  if (given.empty()) return {default_dir("cases")};
+  return {given.begin(), given.end()};
+}
+
+void write_file(const std::string& path, const std::string& text) {
+  if (path.empty()) return;
+  write_file_atomic(path, text);
+}
+
+Config read_config_file(const std::string& path) {
+  if (path.empty()) return Config{};
+  return config_from_json(read_json_file(path, "config file"), path);
+}
+
+}  // namespace rcts::harness::cli

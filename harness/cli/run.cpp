@@ -1,0 +1,81 @@
+// `rcts run [paths] [--filter GLOB] [--json F] [--junit F] [--dump DIR] [--report DIR] [--mutant NAME]`:
+// runs the cases and checks them; exit 1 when a case fails or errors.
+#include <optional>
+
+#include "harness/cli/commands.hpp"
+#include "harness/dumps/dump_staging.hpp"
+#include "harness/reports/report.hpp"
+#include "harness/reports/run_report.hpp"
+#include "reference/core/faults.hpp"
+
+namespace rcts::harness::cli {
+
+namespace {
+
+class RunCommand : public Command {
+ public:
+  void add(CLI::App& app, SharedArgs& shared) override {
+    shared_ = &shared;
+    sub = app.add_subcommand("run", "run cases and check them");
+    add_common(sub, shared);
+    add_backend(sub, shared.backend_name,
+                "every backend a case lists; one that cannot run here gives skips with the reason");
+    add_limits(sub, shared.opt.limits);
+    sub->add_option("--json", json_out_, "write results as JSON");
+    sub->add_option("--junit", junit_out_, "write results as JUnit XML");
+    auto* dump_opt = sub->add_option("--dump", dump_dir_, "write every run as a format-1 dump (docs/dump-format.md) under DIR");
+    sub->add_flag("--dump-replace", dump_replace_, "with --dump: replace a non-empty DIR whole")->needs(dump_opt);
+    auto* report_opt = sub->add_option("--report", report_dir_,
+                                       "write per case an HTML page of memory plots and a Chrome trace, and index.html");
+    sub->add_flag("--report-replace", report_replace_, "with --report: replace a non-empty DIR whole")->needs(report_opt);
+    sub->add_option("--mutant", mutant_, "switch on a compiled-in fault (see `rcts mutants --list`)");
+    sub->add_flag("--golden-only", shared.opt.golden_only, "run each case's baseline and check its golden digests only");
+  }
+  BackendNeed backend_need() const override { return BackendNeed::pool_unless_named; }
+  // --dump makes every rank take part in preparing the dump directory: part of the command.
+  std::string start_record() const override {
+    return "rcts run" + std::string(dump_dir_.empty() ? "" : " --dump") + (report_dir_.empty() ? "" : " --report");
+  }
+
+  int run(Session& s) override {
+    RunOptions& opt = s.opt;
+    std::optional<FaultScope> fault;
+    if (!mutant_.empty()) fault.emplace(parse_fault(mutant_));
+    std::optional<DumpStaging> dump;
+    if (!dump_dir_.empty()) opt.dump_dir = dump.emplace(dump_dir_, dump_replace_, opt.agreement).staging();
+    std::optional<DumpStaging> report_staging;
+    std::optional<RunReport> report;
+    if (!report_dir_.empty())
+      opt.report = &report.emplace(report_staging.emplace(report_dir_, report_replace_, opt.agreement, "--report").staging(),
+                                   opt.agreement);
+    const size_t selected = select_cases(s.cases, opt.filter).size();
+    const auto header = make_header(opt);
+    s.out << "rcts " << header.version << " (" << header.git_sha << ")  backend " << header.backend << ", "
+          << header.ranks << " rank(s), " << selected << " case(s)" << (mutant_.empty() ? "" : ", mutant " + mutant_)
+          << "\n";
+    const auto results = run_cases(s.cases, opt, s.rank0 ? &std::cout : nullptr);
+    if (dump) dump->commit();
+    if (report) {
+      report->write_index(header, results);
+      report_staging->commit();
+    }
+    s.out << "\n" << summary_table(header, results);
+    if (s.rank0) {
+      write_file(json_out_, results_json(header, results).dump(2) + "\n");
+      write_file(junit_out_, junit_xml(header, results));
+    }
+    const auto t = tally(results);
+    return t.failed + t.errors > 0 ? 1 : 0;
+  }
+
+ private:
+  SharedArgs* shared_ = nullptr;
+  std::string json_out_, junit_out_, dump_dir_, report_dir_, mutant_;
+  bool dump_replace_ = false, report_replace_ = false;
+};
+
+}  // namespace
+
+std::unique_ptr<Command> make_run_command() { return std::make_unique<RunCommand>(); }
+
+}  // namespace rcts::harness::cli

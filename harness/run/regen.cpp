@@ -1,0 +1,138 @@
+// regen-golden (design §10): the only writer of golden files, all or nothing. Every
+// selected golden case runs with all its checks at this run's world size; its
+// baseline digests are collected instead of being compared. Only when every case
+// passes are the files written: each to a temporary file first, then all renamed
+// into place, so a failure (a failing check, a full disk) leaves every golden as it was.
+// It prints one line per new or changed file (golden_review.hpp); --check prints the
+// same and writes nothing, failing when any file would change.
+#include <fstream>
+#include <iomanip>
+#include <memory>
+#include <ostream>
+#include <sstream>
+
+#include "harness/run/case_agreement.hpp"
+#include "harness/io/atomic_file.hpp"
+#include "harness/golden/golden.hpp"
+#include "harness/golden/golden_review.hpp"
+#include "harness/run/runner.hpp"
+
+namespace rcts::harness {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+void print_indented(std::ostream& out, const std::string& text) {
+  std::istringstream lines(text);
+  for (std::string line; std::getline(lines, line);) out << "        " << line << '\n';
+}
+
+// What writing `now` to `file` changes, in one line: empty when the file already holds it.
+std::string change_to(const fs::path& file, const Golden& now, std::string& verb) {
+  std::ifstream in(file);
+  if (!in) {
+    verb = "new";
+    return "new golden file";
+  }
+  try {
+    const Golden old = golden_from_json(nlohmann::json::parse(in), file.string());
+    verb = "changed";
+    return golden_changes(old, now).empty() ? std::string() : golden_review(old, now);
+  } catch (const std::exception& e) {
+    verb = "replaced";  // e.g. truncated by an interrupted write
+    return std::string("the old file is not a valid golden: ") + e.what();
+  }
+}
+
+}  // namespace
+
+int regen_golden(const std::vector<Case>& cases, const RunOptions& o, std::ostream& out, bool check_only) {
+  RCTS_CHECK(o.backend, "regen-golden: no backend");
+  RCTS_CHECK(o.backend->has_goldens(), "backend '" + o.backend->name() + "' keeps no golden files (its bits depend on "
+                                       "the GPU model and library versions)");
+  RCTS_CHECK(o.backend->golden_name() == o.backend->name(),
+             "backend '" + o.backend->name() + "' reproduces the golden files of '" + o.backend->golden_name() +
+                 "': regenerate them on '" + o.backend->golden_name() + "'");
+  std::vector<const Case*> selected, golden_cases;
+  for (const auto& c : cases)
+    if (o.filter.empty() || glob_match(o.filter, c.id)) selected.push_back(&c);
+  if (selected.empty())
+    throw Error(o.filter.empty() ? std::string("regen-golden: the given paths hold no case")
+                                 : "regen-golden: no case matches --filter '" + o.filter + "' (see `rcts list`)");
+  for (const Case* c : selected)
+    if (c->expect.golden) golden_cases.push_back(c);
+  if (golden_cases.empty())
+    throw Error("regen-golden: none of the " + std::to_string(selected.size()) +
+                " selected case(s) expects a golden file");
+  agree_on_case_list(golden_cases, o);
+
+  // Run every case first; nothing is written before all of them passed.
+  std::map<std::string, Golden> goldens;
+  RunOptions ro = o;
+  ro.collect_goldens = &goldens;
+  ro.golden_only = false;
+  ro.dump_dir.reset();
+  std::vector<CaseResult> refused;
+  const int n = static_cast<int>(golden_cases.size());
+  for (int i = 0; i < n; ++i) {
+    const CaseResult r = run_case(*golden_cases[static_cast<size_t>(i)], ro);
+    out << progress_line(i + 1, n, r) << '\n';
+    if (r.outcome == Outcome::fail || r.outcome == Outcome::error || r.outcome == Outcome::xfail) {
+      print_indented(out, r.reason);
+      refused.push_back(r);
+    }
+    out.flush();
+  }
+  if (!refused.empty()) {
+    out << "refusing to write any golden file: " << refused.size() << " case(s) fail their checks at "
+        << o.world_size << " rank(s):\n";
+    for (const auto& r : refused) out << "  " << r.id << ": " << short_detail(r, 100) << '\n';
+    return 1;
+  }
+  if (goldens.empty()) {
+    out << "no golden case runs at " << o.world_size << " rank(s); 0 golden file(s) written\n";
+    return 0;
+  }
+  if (o.world && o.world->rank() != 0) return 0;  // rank 0 holds every rank's digests and writes
+
+  // Prepare every file (written, flushed, synced, closed), then rename them all.
+  std::vector<std::unique_ptr<AtomicFile>> files;
+  int unchanged = 0, would_change = 0;
+  try {
+    for (const Case* c : golden_cases) {
+      const auto it = goldens.find(c->id);
+      if (it == goldens.end()) continue;  // skipped at this world size
+      const fs::path file = golden_path(o.golden_dir, o.backend->golden_name(), c->id, o.world_size);
+      std::string verb;
+      const std::string change = change_to(file, it->second, verb);
+      if (change.empty()) {
+        ++unchanged;
+        continue;
+      }
+      out << std::left << std::setw(11) << verb << file.string() << ": " << change << '\n';
+      ++would_change;
+      if (check_only) continue;
+      std::error_code ec;
+      fs::create_directories(file.parent_path(), ec);
+      if (ec) throw Error("cannot create " + file.parent_path().string() + ": " + ec.message());
+      auto f = std::make_unique<AtomicFile>(file, /*durable=*/true);
+      f->write(golden_to_json(it->second).dump(1) + "\n");
+      f->close();
+      files.push_back(std::move(f));
+    }
+  } catch (const Error& e) {
+    throw Error(e.message() + "\nno golden file was written");
+  }
+  if (unchanged) out << unchanged << " golden file(s) unchanged\n";
+  if (check_only) {
+    out << (would_change ? std::to_string(would_change) + " golden file(s) would change; --check wrote nothing\n"
+                         : std::string("every golden file is up to date; --check wrote nothing\n"));
+    return would_change ? 1 : 0;
+  }
+  for (auto& f : files) f->commit();
+  out << files.size() << " golden file(s) written\n";
+  return 0;
+}
+
+}  // namespace rcts::harness
