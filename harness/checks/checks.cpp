@@ -9,6 +9,7 @@
 #include "harness/checks/offload_invariants.hpp"
 #include "harness/checks/pipeline_checks.hpp"
 #include "harness/checks/portable_checks.hpp"
+#include "harness/io/hex_bits.hpp"
 #include "reference/memory_model/activation_memory.hpp"
 
 namespace rcts::harness {
@@ -17,14 +18,6 @@ namespace {
 
 CheckResult pass(const std::string& kind, std::string detail) { return {kind, Outcome::pass, std::move(detail)}; }
 CheckResult fail(const std::string& kind, std::string detail) { return {kind, Outcome::fail, std::move(detail)}; }
-
-std::string hex_double(double v) {
-  uint64_t u;
-  std::memcpy(&u, &v, sizeof u);
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "0x%016llx", static_cast<unsigned long long>(u));
-  return buf;
-}
 
 std::string mb_label(const RunRecord& r, size_t i) {
   const int per = r.config.run.micro_batches;
@@ -81,8 +74,8 @@ CheckResult check_bitwise(const RunRecord& base, const RunRecord& run, const std
       if (first_report.empty()) {
         std::ostringstream os;
         os.precision(17);
-        os << "loss at " << mb_label(base, i) << ": expected " << base.losses[i] << " (" << hex_double(base.losses[i])
-           << "), got " << run.losses[i] << " (" << hex_double(run.losses[i]) << ")";
+        os << "loss at " << mb_label(base, i) << ": expected " << base.losses[i] << " (" << double_hex_bits(base.losses[i])
+           << "), got " << run.losses[i] << " (" << double_hex_bits(run.losses[i]) << ")";
         first_report = os.str();
       }
     }

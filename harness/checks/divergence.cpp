@@ -10,6 +10,7 @@
 #include "harness/checks/checks.hpp"
 #include "harness/checks/compare.hpp"
 #include "harness/checks/mask_oracle.hpp"
+#include "harness/io/hex_bits.hpp"
 
 namespace rcts::harness {
 
@@ -32,14 +33,6 @@ std::string lateness(const MaskRecord& got, const MaskRecord& want) {
   if (got.seed != want.seed || got.offset == want.offset) return "";
   const uint64_t d = got.offset > want.offset ? got.offset - want.offset : want.offset - got.offset;
   return "; " + std::to_string(d) + " block(s) " + (got.offset > want.offset ? "late" : "early");
-}
-
-std::string hex_double(double v) {
-  uint64_t u;
-  std::memcpy(&u, &v, sizeof u);
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "0x%016llx", static_cast<unsigned long long>(u));
-  return buf;
 }
 
 // One line on a tensor mismatch, or nullopt when the tensors are equal.
@@ -179,7 +172,7 @@ std::optional<Divergence> value_divergence(const RunRecord& base, const RunRecor
       return Divergence{point_of(run, g, Phase::forward), "block output differs: " + *d};
     if (std::memcmp(&base.losses[i], &run.losses[i], sizeof(double)) != 0)
       return Divergence{point_of(run, g, Phase::forward),
-                        "loss expected " + hex_double(base.losses[i]) + ", got " + hex_double(run.losses[i])};
+                        "loss expected " + double_hex_bits(base.losses[i]) + ", got " + double_hex_bits(run.losses[i])};
     if (auto d = tensor_diff(base.input_grads[i], run.input_grads[i]))
       return Divergence{point_of(run, g, Phase::backward), "input gradient differs: " + *d};
   }
@@ -197,8 +190,8 @@ std::optional<Divergence> value_divergence(const RunRecord& base, const RunRecor
     auto it = base.side_effects.find(k);
     if (it == base.side_effects.end() || std::memcmp(&it->second, &v, sizeof v) != 0)
       return Divergence{end, "side effect " + k + " expected " +
-                                 (it == base.side_effects.end() ? std::string("none") : hex_double(it->second)) +
-                                 ", got " + hex_double(v)};
+                                 (it == base.side_effects.end() ? std::string("none") : double_hex_bits(it->second)) +
+                                 ", got " + double_hex_bits(v)};
   }
   return std::nullopt;
 }

@@ -16,6 +16,7 @@
 #include "harness/io/json_reader.hpp"
 #include "harness/io/npy.hpp"
 #include "harness/io/strict_json.hpp"
+#include "harness/io/hex_bits.hpp"
 #include "reference/config/config_json.hpp"
 #include "reference/core/memory.hpp"
 #include "reference/runtime/runtime.hpp"
@@ -46,14 +47,6 @@ const json& layouts() {
       {"mask_values", "u8, 1 keep / 0 drop; kept values are scaled by 1 / (1 - p)"},
       {"bf16", "stored as '<u2' raw bits; dtype 'bf16' in the manifest"}};
   return l;
-}
-
-std::string hex_bits(double v) {
-  uint64_t u;
-  std::memcpy(&u, &v, sizeof u);
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "0x%016llx", static_cast<unsigned long long>(u));
-  return buf;
 }
 
 // ---- writing --------------------------------------------------------------------
@@ -359,7 +352,7 @@ void write_dump(const fs::path& dir, const DumpMeta& meta, const RunRecord& r) {
     const std::string stem = mb_stem(step, mb);
     json e = {{"step", step},
               {"micro_batch", mb},
-              {"loss", {{"value", r.losses[i]}, {"bits", hex_bits(r.losses[i])}}},
+              {"loss", {{"value", r.losses[i]}, {"bits", double_hex_bits(r.losses[i])}}},
               {"input", w.tensor(r.inputs[i], stem + ".input")},
               {"target", w.tensor(r.targets[i], stem + ".target")},
               {"output", w.tensor(r.outputs[i], stem + ".output")},

@@ -6,20 +6,13 @@
 
 #include "harness/io/gather.hpp"
 #include "harness/io/strict_json.hpp"
+#include "harness/io/hex_bits.hpp"
 
 namespace rcts::harness {
 
 namespace fs = std::filesystem;
 
 namespace {
-std::string hex_bits(double v) {
-  uint64_t u;
-  std::memcpy(&u, &v, sizeof u);
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "0x%016llx", static_cast<unsigned long long>(u));
-  return buf;
-}
-
 std::string stats_str(const TensorStats& s) {
   std::ostringstream os;
   os.precision(9);
@@ -56,7 +49,7 @@ Golden golden_of_rank(const Case& c, const RunRecord& r, const std::string& back
   Golden g;
   g.case_id = c.id;
   g.backend = backend;
-  for (double l : r.losses) g.losses.push_back(hex_bits(l));
+  for (double l : r.losses) g.losses.push_back(double_hex_bits(l));
   g.side_effects = side_effect_bits(r.side_effects);
   const int per = r.config.run.micro_batches;
   for (size_t i = 0; i < r.outputs.size(); ++i) {

@@ -1,4 +1,5 @@
 #include "harness/golden/golden_side_effects.hpp"
+#include "harness/io/hex_bits.hpp"
 
 #include <cstdint>
 #include <cstdio>
@@ -13,13 +14,6 @@ namespace rcts::harness {
 
 namespace {
 
-bool is_hex_bits(const std::string& s) {
-  if (s.size() != 18 || s[0] != '0' || s[1] != 'x') return false;
-  for (size_t i = 2; i < s.size(); ++i)
-    if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f'))) return false;
-  return true;
-}
-
 // "0x... (value)"; the hex is checked on read, so it always decodes.
 std::string shown(const std::string& hex) {
   const uint64_t u = std::stoull(hex.substr(2), nullptr, 16);
@@ -32,14 +26,6 @@ std::string shown(const std::string& hex) {
 }
 
 }  // namespace
-
-std::string double_hex_bits(double v) {
-  uint64_t u;
-  std::memcpy(&u, &v, sizeof u);
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "0x%016llx", static_cast<unsigned long long>(u));
-  return buf;
-}
 
 SideEffectBits side_effect_bits(const std::map<std::string, double>& side_effects) {
   SideEffectBits out;
@@ -55,7 +41,7 @@ std::optional<SideEffectBits> side_effects_from_json(const nlohmann::json& golde
                 "; regenerate it with scripts/regen-golden");
   SideEffectBits out;
   for (const auto& [key, value] : j.items()) {
-    if (!value.is_string() || !is_hex_bits(value.get<std::string>()))
+    if (!value.is_string() || !is_double_hex_bits(value.get<std::string>()))
       throw Error(where + ": " + (nlohmann::json::json_pointer("/side_effects") / key).to_string() + " = " + value.dump() +
                   " is not the hex bits of a double (\"0x\" and 16 lower-case hex digits)");
     out[key] = value.get<std::string>();

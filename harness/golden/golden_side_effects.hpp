@@ -10,11 +10,12 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "harness/io/hex_bits.hpp"
+
 namespace rcts::harness {
 
-using SideEffectBits = std::map<std::string, std::string>;  // key -> "0x" + 16 hex digits
+using SideEffectBits = std::map<std::string, std::string>;  // key -> double_hex_bits(value)
 
-std::string double_hex_bits(double v);
 SideEffectBits side_effect_bits(const std::map<std::string, double>& side_effects);
 
 // The golden file's "side_effects" object, or nullopt when the file has none (written

@@ -4,6 +4,7 @@
 #include <map>
 #include <set>
 
+#include "reference/core/saved_bytes.hpp"
 #include "reference/core/error.hpp"
 #include "reference/memory_model/activation_memory.hpp"
 
@@ -59,12 +60,10 @@ RunPicture picture_of(const RunRecord& r, const std::string& label, int rank) {
   // Measured per module: forward saves of the first micro-batch, each storage once.
   std::vector<std::string> order;
   std::map<std::string, int64_t> measured;
-  std::set<std::pair<uint64_t, int64_t>> seen;  // (storage, offset): q, k, v are three views of one storage
-  for (const auto& s : r.saves) {
-    if (s.recompute || !seen.insert({s.storage_id, s.offset}).second) continue;
-    const std::string m = module_of(s.key());
+  for (const SaveRecord* s : distinct_forward_saves(r.saves)) {
+    const std::string m = module_of(s->key());
     if (!measured.count(m)) order.push_back(m);
-    measured[m] += s.bytes;
+    measured[m] += s->bytes;
   }
   std::map<std::string, int64_t> model;
   std::vector<std::string> model_order;

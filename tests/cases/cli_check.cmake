@@ -37,8 +37,8 @@ if(PART STREQUAL "mutants")
 foreach(pair no_rng_restore:rng/attention_dropout_only recompute_on_main_stream:rng/attention_dropout_only
              fork_no_write_back:rng/attention_dropout_only rng_replayed_per_micro_batch:rng/attention_dropout_only
              side_effect_twice:rng/attention_dropout_only checkpoint_keeps_intermediates:memory/selective_budget
-             uniform_drops_tail:full/uniform_16_layers_n5 offload_no_margin:offload/link_model
-             offload_threshold_bytes:offload/threshold tp_seed_without_rank:rng/seeds_tp3_ep2_etp1
+             uniform_drops_tail:full/uniform.l16_n5 offload_no_margin:offload/link_model
+             offload_threshold_bytes:offload/threshold tp_seed_without_rank:rng/seeds.tp3_ep2_etp1
              late_output_recompute:output_discarding/layernorm)
   string(REPLACE ":" ";" pair "${pair}")
   list(GET pair 0 mutant)
@@ -95,7 +95,7 @@ endif()
 # check kinds: bitwise, masks, rng, memory, counts, offload, golden.
 set(subset ${CASES}/rng ${CASES}/memory/equation1.bf16.json ${CASES}/memory/no_dropout.json
     ${CASES}/memory/selective_budget.json ${CASES}/selective/core_attn.bf16.json ${CASES}/output_discarding/layernorm.json
-    ${CASES}/full/uniform_16_layers_n5.json ${CASES}/offload/link_model.json ${CASES}/moe/topk_all_experts.json)
+    ${CASES}/full/uniform.l16_n5.json ${CASES}/offload/link_model.json ${CASES}/moe/topk_all_experts.json)
 execute_process(COMMAND ${RCTS} run ${subset} --json ${OUT}/run.json --dump ${OUT}/d RESULT_VARIABLE rc OUTPUT_VARIABLE out
                 ERROR_VARIABLE out)
 if(NOT rc EQUAL 0)

@@ -8,6 +8,7 @@
 #include <set>
 
 #include "backends/cpu/cpu_backend.hpp"
+#include "reference/core/saved_bytes.hpp"
 #include "reference/driver/execute.hpp"
 #include "reference/memory_model/gdn_memory.hpp"
 
@@ -37,12 +38,7 @@ Config hybrid() {
 std::map<std::string, int64_t> per_tensor(const RunRecord& r, int layer) {
   const std::string prefix = "layers." + std::to_string(layer) + ".";
   std::map<std::string, int64_t> out;
-  std::set<std::pair<uint64_t, int64_t>> seen;
-  for (const auto& s : r.saves) {
-    const auto key = s.key();
-    if (key.rfind(prefix, 0) != 0 || s.recompute || !seen.insert({s.storage_id, s.offset}).second) continue;
-    out[key.substr(prefix.size())] += s.bytes;
-  }
+  for (const SaveRecord* s : distinct_forward_saves(r.saves, prefix)) out[s->key().substr(prefix.size())] += s->bytes;
   return out;
 }
 

@@ -1,0 +1,143 @@
+// The docs name files that exist: every repository path written in docs/*.md and in
+// every README.md (harness/run/runner.cpp, kernels/cpu/*.hpp,
+// harness/dumps/dump_v1.{hpp,cpp}) and every relative Markdown link names a file or
+// folder of the tree, so a moved file cannot leave a doc pointing at nothing.
+// Placeholders (golden/<backend>/<case>.json) and build outputs are not paths of the
+// tree and are skipped.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#ifndef RCTS_SOURCE_DIR
+#error "RCTS_SOURCE_DIR must name the source tree"
+#endif
+
+namespace {
+
+namespace fs = std::filesystem;
+const fs::path kRoot = RCTS_SOURCE_DIR;
+
+std::string read(const fs::path& p) {
+  std::ifstream in(p);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// docs/*.md and every README.md outside build trees.
+std::vector<fs::path> documents() {
+  std::vector<fs::path> out;
+  for (const auto& e : fs::directory_iterator(kRoot / "docs"))
+    if (e.path().extension() == ".md") out.push_back(e.path());
+  for (auto it = fs::recursive_directory_iterator(kRoot); it != fs::recursive_directory_iterator(); ++it) {
+    const std::string name = it->path().filename().string();
+    if (it->is_directory() && (name == ".git" || name.rfind("build", 0) == 0 || name == "venv")) {
+      it.disable_recursion_pending();
+      continue;
+    }
+    if (it->is_regular_file() && name == "README.md") out.push_back(it->path());
+  }
+  return out;
+}
+
+// "a/{b,c}.d" -> "a/b.d", "a/c.d" (one brace group, as the docs write them).
+std::vector<std::string> expand_braces(const std::string& p) {
+  const auto open = p.find('{'), close = p.find('}');
+  if (open == std::string::npos || close == std::string::npos || close < open) return {p};
+  std::vector<std::string> out;
+  std::stringstream alts(p.substr(open + 1, close - open - 1));
+  for (std::string a; std::getline(alts, a, ',');) out.push_back(p.substr(0, open) + a + p.substr(close + 1));
+  return out;
+}
+
+// Whether `path` (relative to kRoot; '*' matches within one name) names something.
+bool exists_in_tree(const std::string& path) {
+  if (path.find('*') == std::string::npos) return fs::exists(kRoot / path);
+  const fs::path p(path);
+  const fs::path dir = kRoot / p.parent_path();
+  if (p.parent_path().string().find('*') != std::string::npos || !fs::is_directory(dir)) return false;
+  std::string re;
+  for (char ch : p.filename().string()) re += ch == '*' ? std::string("[^/]*") : ch == '.' ? std::string("\\.") : std::string(1, ch);
+  const std::regex name(re);
+  for (const auto& e : fs::directory_iterator(dir))
+    if (std::regex_match(e.path().filename().string(), name)) return true;
+  return false;
+}
+
+// The repository paths a document's text writes, as written.
+std::vector<std::string> paths_in(const std::string& text) {
+  static const std::regex path(
+      R"((?:^|[\s`(\[|'"])((?:harness|reference|kernels|backends|tests|cases|golden|docs|scripts|adapters|bench|cmake|\.ci)/[A-Za-z0-9_.*{},/-]*[A-Za-z0-9_*}/]))");
+  std::vector<std::string> out;
+  for (std::sregex_iterator m(text.begin(), text.end(), path), e; m != e; ++m) {
+    const std::string p = (*m)[1];
+    const size_t end = static_cast<size_t>(m->position(1) + m->length(1));
+    if (end < text.size() && text[end] == '<') continue;  // golden/<backend>/...: a placeholder
+    out.push_back(p);
+  }
+  return out;
+}
+
+// Relative Markdown link targets: [text](target), without web links and anchors.
+std::vector<std::string> links_in(const std::string& text) {
+  static const std::regex link(R"(\]\(([^)\s#]+)(?:#[^)]*)?\))");
+  std::vector<std::string> out;
+  for (std::sregex_iterator m(text.begin(), text.end(), link), e; m != e; ++m) {
+    const std::string t = (*m)[1];
+    if (t.find("://") == std::string::npos && t.rfind("mailto:", 0) != 0) out.push_back(t);
+  }
+  return out;
+}
+
+std::string listed(const std::vector<std::string>& v) {
+  std::string s;
+  for (const auto& x : v) s += "\n  " + x;
+  return s;
+}
+
+TEST(DocPaths, EveryRepositoryPathInTheDocsExists) {
+  std::vector<std::string> missing;
+  int checked = 0;
+  for (const auto& doc : documents()) {
+    const std::string rel_doc = fs::relative(doc, kRoot).string();
+    const std::string text = read(doc);
+    for (const auto& p : paths_in(text))
+      for (const auto& one : expand_braces(p)) {
+        ++checked;
+        if (!exists_in_tree(one)) missing.push_back(rel_doc + ": " + p);
+      }
+    for (const auto& l : links_in(text)) {
+      ++checked;
+      if (!fs::exists(doc.parent_path() / l)) missing.push_back(rel_doc + ": link (" + l + ")");
+    }
+  }
+  EXPECT_GT(checked, 100) << "the scan found almost no paths: is the pattern still right?";
+  EXPECT_TRUE(missing.empty()) << "docs name paths the repository does not have:" << listed(missing);
+}
+
+// The scan must be able to fail, and must not flag what is no path of the tree.
+TEST(DocPaths, TheScanFindsPathsAndSkipsPlaceholders) {
+  const auto found = paths_in(
+      "see `harness/run/runner.cpp`, (kernels/cpu/*.hpp) and harness/dumps/dump_v1.{hpp,cpp}.\n"
+      "golden/<backend>/<case>.json is a placeholder; so is build/harness/rcts.\n"
+      "| tests/nowhere/gone.cpp |");
+  ASSERT_EQ(found.size(), 4u) << listed(found);
+  EXPECT_EQ(found[0], "harness/run/runner.cpp");
+  EXPECT_EQ(found[1], "kernels/cpu/*.hpp");
+  EXPECT_EQ(found[2], "harness/dumps/dump_v1.{hpp,cpp}");
+  EXPECT_EQ(found[3], "tests/nowhere/gone.cpp");
+  EXPECT_TRUE(exists_in_tree(found[0]));
+  EXPECT_TRUE(exists_in_tree(found[1]));
+  for (const auto& one : expand_braces(found[2])) EXPECT_TRUE(exists_in_tree(one)) << one;
+  EXPECT_FALSE(exists_in_tree(found[3]));
+  EXPECT_FALSE(exists_in_tree("kernels/cpu/*.nothing"));
+  EXPECT_EQ(links_in("[a](data-path.md) [b](https://x.org/y) [c](design.md#s1)"),
+            (std::vector<std::string>{"data-path.md", "design.md"}));
+}
+
+}  // namespace
