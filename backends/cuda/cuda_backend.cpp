@@ -280,6 +280,18 @@ Elem elem_of(DType t) {
   throw Error("convert: unknown dtype");
 }
 
+// RCTS_CUDA_THREADS_PER_BLOCK=N asks every launch for N threads per block (results do not
+// depend on it; scripts/gpu-check reruns the equivalence tests at 1024, where the
+// register-heavy kernels must get fewer). A value set_threads_per_block refuses is an error.
+void threads_per_block_from_env() {
+  const char* v = std::getenv("RCTS_CUDA_THREADS_PER_BLOCK");
+  if (!v || !*v) return;
+  char* end = nullptr;
+  const long n = std::strtol(v, &end, 10);
+  if (*end != '\0' || n < 32 || n > 1024 || !set_threads_per_block(static_cast<int>(n)))
+    throw Error(std::string("RCTS_CUDA_THREADS_PER_BLOCK=") + v + ": a multiple of 32 in [32, 1024] expected");
+}
+
 // The device this process uses: the launcher's local rank (one GPU per rank), else 0.
 int device_for_this_process() {
   for (const char* v : {"OMPI_COMM_WORLD_LOCAL_RANK", "SLURM_LOCALID", "MPI_LOCALRANKID", "LOCAL_RANK"})
@@ -290,6 +302,7 @@ int device_for_this_process() {
 class CudaBackend final : public Backend {
  public:
   explicit CudaBackend(bool fast) : fast_(fast), device_(device_for_this_process()) {
+    threads_per_block_from_env();
     int count = 0;
     check(cudaGetDeviceCount(&count), "cudaGetDeviceCount");
     RCTS_CHECK(device_ < count, "this process's local rank asks for CUDA device " + std::to_string(device_) +
