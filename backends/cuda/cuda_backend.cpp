@@ -25,12 +25,6 @@ namespace rcts::cuda {
 
 namespace {
 
-// After a launch: launches report errors only through the runtime's error state.
-void launched(const char* what, SourceLocation loc = SourceLocation::current()) {
-  const char* err = last_launch_error();
-  if (*err) throw Error(std::string("CUDA kernel ") + what + ": " + err, loc);
-}
-
 // A host array uploaded to the device for one op (index arrays, summation orders).
 template <typename I> class Upload {
  public:
@@ -89,12 +83,12 @@ template <typename T> class CudaOps final : public Ops<T> {
       }
     }
     cuda::gemm<T>(s_, ta, tb, M, N, K, A, lda, stride_a, B, ldb, stride_b, C, ldc, stride_c, batch, accumulate);
-    launched("gemm_batched");
+    check_launches("gemm_batched");
   }
   void layernorm_forward(T* out, const T* inp, const T* weight, const T* bias, int64_t N, int64_t C,
                          double eps) override {
     cuda::layernorm_forward<T>(s_, out, inp, weight, bias, N, C, eps);
-    launched("layernorm_forward");
+    check_launches("layernorm_forward");
   }
   void layernorm_backward(T* dinp, T* dweight, T* dbias, const T* dout, const T* inp, const T* weight, int64_t N,
                           int64_t C, double eps) override {
@@ -103,80 +97,80 @@ template <typename T> class CudaOps final : public Ops<T> {
     T* means = reinterpret_cast<T*>(stats);
     cuda::layernorm_backward<T>(s_, dinp, dweight, dbias, dout, inp, weight, N, C, eps, means, means + N);
     m_.deallocate(Domain::device, stats, bytes);
-    launched("layernorm_backward");
+    check_launches("layernorm_backward");
   }
   void softmax_causal_forward(T* out, const T* inp, int64_t BH, int64_t S) override {
     cuda::softmax_causal_forward<T>(s_, out, inp, BH, S);
-    launched("softmax_causal_forward");
+    check_launches("softmax_causal_forward");
   }
   void softmax_causal_backward(T* dinp, const T* dout, const T* out, int64_t BH, int64_t S) override {
     cuda::softmax_causal_backward<T>(s_, dinp, dout, out, BH, S);
-    launched("softmax_causal_backward");
+    check_launches("softmax_causal_backward");
   }
   void dropout_apply(T* out, const T* inp, const uint8_t* mask, int64_t n, double p) override {
     check_dropout_p(p);
     cuda::dropout_apply<T>(s_, out, inp, mask, n, p);
-    launched("dropout_apply");
+    check_launches("dropout_apply");
   }
   void gelu_forward(T* out, const T* inp, int64_t n) override {
     cuda::gelu_forward<T>(s_, out, inp, n);
-    launched("gelu_forward");
+    check_launches("gelu_forward");
   }
   void gelu_backward(T* dinp, const T* dout, const T* inp, int64_t n) override {
     cuda::gelu_backward<T>(s_, dinp, dout, inp, n);
-    launched("gelu_backward");
+    check_launches("gelu_backward");
   }
   void swiglu_forward(T* out, const T* inp, int64_t N, int64_t F) override {
     cuda::swiglu_forward<T>(s_, out, inp, N, F);
-    launched("swiglu_forward");
+    check_launches("swiglu_forward");
   }
   void swiglu_backward(T* dinp, const T* dout, const T* inp, int64_t N, int64_t F) override {
     cuda::swiglu_backward<T>(s_, dinp, dout, inp, N, F);
-    launched("swiglu_backward");
+    check_launches("swiglu_backward");
   }
   void add(T* out, const T* a, const T* b, int64_t n) override {
     cuda::add<T>(s_, out, a, b, n);
-    launched("add");
+    check_launches("add");
   }
   void bias_add(T* out, const T* inp, const T* bias, int64_t N, int64_t C) override {
     cuda::bias_add<T>(s_, out, inp, bias, N, C);
-    launched("bias_add");
+    check_launches("bias_add");
   }
   void bias_backward(T* dbias, const T* dout, int64_t N, int64_t C) override {
     cuda::bias_backward<T>(s_, dbias, dout, N, C);
-    launched("bias_backward");
+    check_launches("bias_backward");
   }
   void scale(T* out, const T* inp, T s, int64_t n) override {
     cuda::scale<T>(s_, out, inp, s, n);
-    launched("scale");
+    check_launches("scale");
   }
   void sum_blocks(T* out, const T* blocks, int64_t n, std::span<const int> order) override {
     if (order.empty() || n <= 0) return;
     Upload<int> o(m_, order);
     cuda::sum_blocks<T>(s_, out, blocks, n, o.p(), static_cast<int>(order.size()));
-    launched("sum_blocks");
+    check_launches("sum_blocks");
   }
   T mse_loss(const T* y, const T* target, int64_t n) override {
     return read_scalar<T>(m_, [&](T* r) {
       cuda::mse_loss<T>(s_, r, y, target, n);
-      launched("mse_loss");
+      check_launches("mse_loss");
     });
   }
   void mse_loss_backward(T* dy, const T* y, const T* target, int64_t n) override {
     cuda::mse_loss_backward<T>(s_, dy, y, target, n);
-    launched("mse_loss_backward");
+    check_launches("mse_loss_backward");
   }
   void sgd_step(T* w, const T* g, int64_t n, T lr) override {
     cuda::sgd_step<T>(s_, w, g, n, lr);
-    launched("sgd_step");
+    check_launches("sgd_step");
   }
   void row_softmax_forward(T* out, const T* in, int64_t rows, int64_t cols) override {
     cuda::row_softmax_forward<T>(s_, out, in, rows, cols);
-    launched("row_softmax_forward");
+    check_launches("row_softmax_forward");
   }
   void row_softmax_backward(T* din, const T* dout, const T* out, int64_t rows, int64_t cols) override {
     cuda::row_softmax_backward<T>(s_, din, dout, out, rows, cols);
-    launched("row_softmax_backward");
+    check_launches("row_softmax_backward");
   }
   void topk_select(int32_t* topk, T* weights, const T* probs, int64_t tokens, int64_t experts, int64_t k) override {
     if (k < 1 || k > experts || experts > exact::kMaxExperts)
@@ -184,50 +178,50 @@ template <typename T> class CudaOps final : public Ops<T> {
                                   std::to_string(experts) + "] and experts at most " +
                                   std::to_string(exact::kMaxExperts));
     cuda::topk_select<T>(s_, topk, weights, probs, tokens, experts, k);
-    launched("topk_select");
+    check_launches("topk_select");
   }
   T aux_loss(const T* probs, const int32_t* topk, int64_t tokens, int64_t experts, int64_t k,
              double coeff) override {
     return read_scalar<T>(m_, [&](T* r) {
       cuda::aux_loss<T>(s_, r, probs, topk, tokens, experts, k, coeff);
-      launched("aux_loss");
+      check_launches("aux_loss");
     });
   }
   void topk_scatter(T* dprobs, const int32_t* topk, const T* dweights, int64_t tokens, int64_t experts,
                     int64_t k) override {
     cuda::topk_scatter<T>(s_, dprobs, topk, dweights, tokens, experts, k);
-    launched("topk_scatter");
+    check_launches("topk_scatter");
   }
   void moe_combine(T* out, const T* weights, const T* expert_out, std::span<const int64_t> position, const T* shared,
                    int64_t tokens, int64_t K, int64_t h) override {
     check_positions(position, tokens, K);
     Upload<int64_t> pos(m_, position);
     cuda::moe_combine<T>(s_, out, weights, expert_out, pos.p(), shared, tokens, K, h);
-    launched("moe_combine");
+    check_launches("moe_combine");
   }
   void moe_combine_backward(T* dexpert, T* dweights, const T* dout, const T* weights, const T* expert_out,
                             std::span<const int64_t> position, int64_t tokens, int64_t K, int64_t h) override {
     check_positions(position, tokens, K);
     Upload<int64_t> pos(m_, position);
     cuda::moe_combine_backward<T>(s_, dexpert, dweights, dout, weights, expert_out, pos.p(), tokens, K, h);
-    launched("moe_combine_backward");
+    check_launches("moe_combine_backward");
   }
   void moe_input_grad(T* dx, const T* dsent, std::span<const int64_t> position, const T* drouter, const T* dshared,
                       int64_t tokens, int64_t K, int64_t h) override {
     check_positions(position, tokens, K);
     Upload<int64_t> pos(m_, position);
     cuda::moe_input_grad<T>(s_, dx, dsent, pos.p(), drouter, dshared, tokens, K, h);
-    launched("moe_input_grad");
+    check_launches("moe_input_grad");
   }
   void causal_conv_silu_forward(T* out, const T* inp, const T* weight, int64_t B, int64_t H, int64_t S, int64_t D,
                                 int64_t K) override {
     cuda::causal_conv_silu_forward<T>(s_, out, inp, weight, B, H, S, D, K);
-    launched("causal_conv_silu_forward");
+    check_launches("causal_conv_silu_forward");
   }
   void causal_conv_silu_backward(T* dinp, T* dweight, const T* dout, const T* inp, const T* weight, int64_t B,
                                  int64_t H, int64_t S, int64_t D, int64_t K) override {
     cuda::causal_conv_silu_backward<T>(s_, dinp, dweight, dout, inp, weight, B, H, S, D, K);
-    launched("causal_conv_silu_backward");
+    check_launches("causal_conv_silu_backward");
   }
   void gated_delta_rule_forward(T* out, const T* q, const T* k, const T* v, const T* a, const T* b, const T* A_log,
                                 const T* dt_bias, int64_t B, int64_t Hk, int64_t Hv, int64_t S, int64_t Dk,
@@ -238,7 +232,7 @@ template <typename T> class CudaOps final : public Ops<T> {
     cuda::gated_delta_rule_forward<T>(s_, out, reinterpret_cast<T*>(scratch), q, k, v, a, b, A_log, dt_bias, B, Hk, Hv,
                                       S, Dk, Dv);
     m_.deallocate(Domain::device, scratch, bytes);
-    launched("gated_delta_rule_forward");
+    check_launches("gated_delta_rule_forward");
   }
   void gated_delta_rule_backward(T* dq, T* dk, T* dv, T* da, T* db, T* dA_log, T* ddt_bias, const T* dout, const T* q,
                                  const T* k, const T* v, const T* a, const T* b, const T* A_log, const T* dt_bias,
@@ -250,17 +244,17 @@ template <typename T> class CudaOps final : public Ops<T> {
     cuda::gated_delta_rule_backward<T>(s_, dq, dk, dv, da, db, dA_log, ddt_bias, reinterpret_cast<T*>(scratch), dout,
                                        q, k, v, a, b, A_log, dt_bias, B, Hk, Hv, S, Dk, Dv);
     m_.deallocate(Domain::device, scratch, bytes);
-    launched("gated_delta_rule_backward");
+    check_launches("gated_delta_rule_backward");
   }
   void gated_rmsnorm_forward(T* out, const T* x, const T* z, const T* weight, int64_t N, int64_t D,
                              double eps) override {
     cuda::gated_rmsnorm_forward<T>(s_, out, x, z, weight, N, D, eps);
-    launched("gated_rmsnorm_forward");
+    check_launches("gated_rmsnorm_forward");
   }
   void gated_rmsnorm_backward(T* dx, T* dz, T* dweight, const T* dout, const T* x, const T* z, const T* weight,
                               int64_t N, int64_t D, double eps) override {
     cuda::gated_rmsnorm_backward<T>(s_, dx, dz, dweight, dout, x, z, weight, N, D, eps);
-    launched("gated_rmsnorm_backward");
+    check_launches("gated_rmsnorm_backward");
   }
 
  private:
@@ -286,6 +280,18 @@ Elem elem_of(DType t) {
   throw Error("convert: unknown dtype");
 }
 
+// RCTS_CUDA_THREADS_PER_BLOCK=N asks every launch for N threads per block (results do not
+// depend on it; scripts/gpu-check reruns the equivalence tests at 1024, where the
+// register-heavy kernels must get fewer). A value set_threads_per_block refuses is an error.
+void threads_per_block_from_env() {
+  const char* v = std::getenv("RCTS_CUDA_THREADS_PER_BLOCK");
+  if (!v || !*v) return;
+  char* end = nullptr;
+  const long n = std::strtol(v, &end, 10);
+  if (*end != '\0' || n < 32 || n > 1024 || !set_threads_per_block(static_cast<int>(n)))
+    throw Error(std::string("RCTS_CUDA_THREADS_PER_BLOCK=") + v + ": a multiple of 32 in [32, 1024] expected");
+}
+
 // The device this process uses: the launcher's local rank (one GPU per rank), else 0.
 int device_for_this_process() {
   for (const char* v : {"OMPI_COMM_WORLD_LOCAL_RANK", "SLURM_LOCALID", "MPI_LOCALRANKID", "LOCAL_RANK"})
@@ -296,6 +302,7 @@ int device_for_this_process() {
 class CudaBackend final : public Backend {
  public:
   explicit CudaBackend(bool fast) : fast_(fast), device_(device_for_this_process()) {
+    threads_per_block_from_env();
     int count = 0;
     check(cudaGetDeviceCount(&count), "cudaGetDeviceCount");
     RCTS_CHECK(device_ < count, "this process's local rank asks for CUDA device " + std::to_string(device_) +
@@ -354,19 +361,19 @@ class CudaBackend final : public Backend {
   void convert(void* dst, DType dst_type, const void* src, DType src_type, int64_t n) override {
     if (n <= 0) return;
     cuda::convert(stream_, dst, elem_of(dst_type), src, elem_of(src_type), n);
-    launched("convert");
+    check_launches("convert");
   }
   void tokens_to_heads(void* heads, const void* tok, int elem_bytes, int64_t width, int64_t col0, int64_t s,
                        int64_t b, int64_t a, int64_t d) override {
     check_elem(elem_bytes);
     cuda::tokens_to_heads(stream_, heads, tok, elem_bytes, width, col0, s, b, a, d);
-    launched("tokens_to_heads");
+    check_launches("tokens_to_heads");
   }
   void heads_to_tokens(void* tok, const void* heads, int elem_bytes, int64_t width, int64_t col0, int64_t s,
                        int64_t b, int64_t a, int64_t d) override {
     check_elem(elem_bytes);
     cuda::heads_to_tokens(stream_, tok, heads, elem_bytes, width, col0, s, b, a, d);
-    launched("heads_to_tokens");
+    check_launches("heads_to_tokens");
   }
   void gather_rows(void* dst, const void* src, int64_t row_bytes, int64_t src_rows,
                    std::span<const int64_t> index) override {
@@ -377,13 +384,13 @@ class CudaBackend final : public Backend {
     if (index.empty() || row_bytes == 0) return;
     Upload<int64_t> idx(*memory_, index);
     cuda::gather_rows(stream_, dst, src, row_bytes, idx.p(), static_cast<int64_t>(index.size()));
-    launched("gather_rows");
+    check_launches("gather_rows");
   }
   void dropout_mask(uint8_t* mask, int64_t n, double p, uint64_t seed, uint64_t offset) override {
     check_dropout_p(p);
     if (n <= 0) return;
     cuda::dropout_mask(stream_, mask, n, p, seed, offset);
-    launched("dropout_mask");
+    check_launches("dropout_mask");
   }
   // Real copy streams and events (design §9); the link model has no meaning on a GPU:
   // the copies take what the link takes.

@@ -40,7 +40,7 @@ std::shared_ptr<Event> CudaCopyStream::enqueue(std::function<void()> op, int64_t
   check(cudaStreamWaitEvent(stream_, compute_done_, 0), "cudaStreamWaitEvent");
   if (const int64_t us = copy_delay_us(); us > 0) {
     spin(stream_, us * 1000);
-    if (const char* err = last_launch_error(); *err) throw Error(std::string("CUDA copy delay: ") + err);
+    check_launches("copy delay");
   }
   {
     StreamScope scope(stream_);

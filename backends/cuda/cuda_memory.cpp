@@ -12,6 +12,11 @@ void check(cudaError_t e, const char* what, SourceLocation loc) {
   if (e != cudaSuccess) throw Error(std::string("CUDA: ") + what + ": " + cudaGetErrorString(e), loc);
 }
 
+void check_launches(const char* op, SourceLocation loc) {
+  if (const std::string err = take_launch_error(); !err.empty())
+    throw Error(std::string("CUDA op '") + op + "': " + err, loc);
+}
+
 namespace {
 thread_local cudaStream_t t_stream = nullptr;
 constexpr std::align_val_t kHostAlign{64};
@@ -74,7 +79,7 @@ void CudaMemory::fill(Domain d, std::byte* p, uint8_t value, int64_t bytes) {
   const cudaStream_t s = current_stream(main_);
   if (d == Domain::device) {
     cuda::fill(s, p, value, bytes);
-    if (const char* err = last_launch_error(); *err) throw Error(std::string("CUDA fill: ") + err);
+    check_launches("fill");
   } else {
     check(cudaStreamSynchronize(s), "cudaStreamSynchronize");
     std::memset(p, value, static_cast<size_t>(bytes));

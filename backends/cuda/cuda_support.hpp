@@ -14,6 +14,10 @@
 namespace rcts::cuda {
 
 void check(cudaError_t e, const char* what, SourceLocation loc = SourceLocation::current());
+// After an op's launches: the first failed launch as an rcts::Error naming the op and
+// the kernel ("CUDA op 'add': add_kernel: no CUDA-capable device is detected"), never a
+// silent pass.
+void check_launches(const char* op, SourceLocation loc = SourceLocation::current());
 
 // The stream this thread's CUDA work goes to: the innermost StreamScope's, else `main`.
 cudaStream_t current_stream(cudaStream_t main);

@@ -6,9 +6,13 @@
 // (tests/cuda scans this file's PTX for anything else).
 #include <cuda_runtime.h>
 
+#include <mutex>
+#include <string>
 #include <type_traits>
+#include <unordered_map>
 
 #include "backends/cuda/launch.hpp"
+#include "backends/cuda/launch_kernel.cuh"
 #include "kernels/exact/gdn.hpp"
 #include "kernels/exact/gemm.hpp"
 #include "kernels/exact/layout.hpp"
@@ -21,13 +25,7 @@ namespace rcts::cuda {
 namespace {
 
 int g_threads = 256;
-constexpr int64_t kMaxBlocks = int64_t{1} << 20;
 
-cudaStream_t st(Stream s) { return static_cast<cudaStream_t>(s); }
-unsigned grid_for(int64_t n) {
-  const int64_t b = (n + g_threads - 1) / g_threads;
-  return static_cast<unsigned>(b < 1 ? 1 : (b > kMaxBlocks ? kMaxBlocks : b));
-}
 __device__ int64_t first_index() { return static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; }
 __device__ int64_t stride() { return static_cast<int64_t>(gridDim.x) * blockDim.x; }
 
@@ -288,7 +286,7 @@ template <typename F> void by_elem(Elem t, F&& f) {
 template <typename E>
 void permute(Stream s, void* heads, void* tok, int64_t width, int64_t col0, int64_t S, int64_t B, int64_t A, int64_t D,
              bool to_heads) {
-  permute_kernel<E><<<grid_for(B * A * S * D), g_threads, 0, st(s)>>>(static_cast<E*>(heads), static_cast<E*>(tok), width,
+  launch("permute_kernel", permute_kernel<E>, B * A * S * D, s, static_cast<E*>(heads), static_cast<E*>(tok), width,
                                                                      col0, S, B, A, D, to_heads);
 }
 void permute_bytes(Stream s, void* heads, void* tok, int elem_bytes, int64_t width, int64_t col0, int64_t S, int64_t B,
@@ -307,117 +305,117 @@ void gemm(Stream s, Trans ta, Trans tb, int64_t M, int64_t N, int64_t K, const T
           const T* B, int64_t ldb, int64_t stride_b, T* C, int64_t ldc, int64_t stride_c, int64_t batch,
           bool accumulate) {
   if (batch * M * N == 0) return;
-  gemm_kernel<T><<<grid_for(batch * M * N), g_threads, 0, st(s)>>>(ta, tb, M, N, K, A, lda, stride_a, B, ldb, stride_b,
+  launch("gemm_kernel", gemm_kernel<T>, batch * M * N, s, ta, tb, M, N, K, A, lda, stride_a, B, ldb, stride_b,
                                                                    C, ldc, stride_c, batch, accumulate);
 }
 template <typename T>
 void layernorm_forward(Stream s, T* out, const T* inp, const T* weight, const T* bias, int64_t N, int64_t C,
                        double eps) {
-  layernorm_forward_kernel<T><<<grid_for(N), g_threads, 0, st(s)>>>(out, inp, weight, bias, N, C, static_cast<T>(eps));
+  launch("layernorm_forward_kernel", layernorm_forward_kernel<T>, N, s, out, inp, weight, bias, N, C, static_cast<T>(eps));
 }
 template <typename T>
 void layernorm_backward(Stream s, T* dinp, T* dweight, T* dbias, const T* dout, const T* inp, const T* weight, int64_t N,
                         int64_t C, double eps, T* means, T* rstds) {
-  layernorm_input_grad_kernel<T><<<grid_for(N), g_threads, 0, st(s)>>>(dinp, dout, inp, weight, N, C,
+  launch("layernorm_input_grad_kernel", layernorm_input_grad_kernel<T>, N, s, dinp, dout, inp, weight, N, C,
                                                                       static_cast<T>(eps), means, rstds);
-  layernorm_param_grad_kernel<T><<<grid_for(C), g_threads, 0, st(s)>>>(dweight, dbias, dout, inp, means, rstds, N, C);
+  launch("layernorm_param_grad_kernel", layernorm_param_grad_kernel<T>, C, s, dweight, dbias, dout, inp, means, rstds, N, C);
 }
 template <typename T> void softmax_causal_forward(Stream s, T* out, const T* inp, int64_t BH, int64_t S) {
-  softmax_forward_kernel<T><<<grid_for(BH * S), g_threads, 0, st(s)>>>(out, inp, BH * S, S);
+  launch("softmax_forward_kernel", softmax_forward_kernel<T>, BH * S, s, out, inp, BH * S, S);
 }
 template <typename T>
 void softmax_causal_backward(Stream s, T* dinp, const T* dout, const T* out, int64_t BH, int64_t S) {
-  softmax_backward_kernel<T><<<grid_for(BH * S), g_threads, 0, st(s)>>>(dinp, dout, out, BH * S, S);
+  launch("softmax_backward_kernel", softmax_backward_kernel<T>, BH * S, s, dinp, dout, out, BH * S, S);
 }
 template <typename T> void dropout_apply(Stream s, T* out, const T* inp, const uint8_t* mask, int64_t n, double p) {
-  dropout_apply_kernel<T><<<grid_for(n), g_threads, 0, st(s)>>>(out, inp, mask, n, p, exact::dropout_scale<T>(p));
+  launch("dropout_apply_kernel", dropout_apply_kernel<T>, n, s, out, inp, mask, n, p, exact::dropout_scale<T>(p));
 }
 template <typename T> void gelu_forward(Stream s, T* out, const T* inp, int64_t n) {
-  gelu_forward_kernel<T><<<grid_for(n), g_threads, 0, st(s)>>>(out, inp, n);
+  launch("gelu_forward_kernel", gelu_forward_kernel<T>, n, s, out, inp, n);
 }
 template <typename T> void gelu_backward(Stream s, T* dinp, const T* dout, const T* inp, int64_t n) {
-  gelu_backward_kernel<T><<<grid_for(n), g_threads, 0, st(s)>>>(dinp, dout, inp, n);
+  launch("gelu_backward_kernel", gelu_backward_kernel<T>, n, s, dinp, dout, inp, n);
 }
 template <typename T> void swiglu_forward(Stream s, T* out, const T* inp, int64_t N, int64_t F) {
-  swiglu_forward_kernel<T><<<grid_for(N * F), g_threads, 0, st(s)>>>(out, inp, N, F);
+  launch("swiglu_forward_kernel", swiglu_forward_kernel<T>, N * F, s, out, inp, N, F);
 }
 template <typename T> void swiglu_backward(Stream s, T* dinp, const T* dout, const T* inp, int64_t N, int64_t F) {
-  swiglu_backward_kernel<T><<<grid_for(N * F), g_threads, 0, st(s)>>>(dinp, dout, inp, N, F);
+  launch("swiglu_backward_kernel", swiglu_backward_kernel<T>, N * F, s, dinp, dout, inp, N, F);
 }
 template <typename T> void add(Stream s, T* out, const T* a, const T* b, int64_t n) {
-  add_kernel<T><<<grid_for(n), g_threads, 0, st(s)>>>(out, a, b, n);
+  launch("add_kernel", add_kernel<T>, n, s, out, a, b, n);
 }
 template <typename T> void bias_add(Stream s, T* out, const T* inp, const T* bias, int64_t N, int64_t C) {
-  bias_add_kernel<T><<<grid_for(N * C), g_threads, 0, st(s)>>>(out, inp, bias, N, C);
+  launch("bias_add_kernel", bias_add_kernel<T>, N * C, s, out, inp, bias, N, C);
 }
 template <typename T> void bias_backward(Stream s, T* dbias, const T* dout, int64_t N, int64_t C) {
-  bias_backward_kernel<T><<<grid_for(C), g_threads, 0, st(s)>>>(dbias, dout, N, C);
+  launch("bias_backward_kernel", bias_backward_kernel<T>, C, s, dbias, dout, N, C);
 }
 template <typename T> void scale(Stream s, T* out, const T* inp, T factor, int64_t n) {
-  scale_kernel<T><<<grid_for(n), g_threads, 0, st(s)>>>(out, inp, factor, n);
+  launch("scale_kernel", scale_kernel<T>, n, s, out, inp, factor, n);
 }
 template <typename T> void sum_blocks(Stream s, T* out, const T* blocks, int64_t n, const int* order, int nblocks) {
-  sum_blocks_kernel<T><<<grid_for(n), g_threads, 0, st(s)>>>(out, blocks, n, order, nblocks);
+  launch("sum_blocks_kernel", sum_blocks_kernel<T>, n, s, out, blocks, n, order, nblocks);
 }
 template <typename T> void mse_loss(Stream s, T* result, const T* y, const T* target, int64_t n) {
-  mse_loss_kernel<T><<<1, 1, 0, st(s)>>>(result, y, target, n);
+  launch_shaped("mse_loss_kernel", mse_loss_kernel<T>, 1, 1, s, result, y, target, n);
 }
 template <typename T> void mse_loss_backward(Stream s, T* dy, const T* y, const T* target, int64_t n) {
-  mse_loss_backward_kernel<T><<<grid_for(n), g_threads, 0, st(s)>>>(dy, y, target, n);
+  launch("mse_loss_backward_kernel", mse_loss_backward_kernel<T>, n, s, dy, y, target, n);
 }
 template <typename T> void sgd_step(Stream s, T* w, const T* g, int64_t n, T lr) {
-  sgd_kernel<T><<<grid_for(n), g_threads, 0, st(s)>>>(w, g, n, lr);
+  launch("sgd_kernel", sgd_kernel<T>, n, s, w, g, n, lr);
 }
 template <typename T> void row_softmax_forward(Stream s, T* out, const T* in, int64_t rows, int64_t cols) {
-  row_softmax_forward_kernel<T><<<grid_for(rows), g_threads, 0, st(s)>>>(out, in, rows, cols);
+  launch("row_softmax_forward_kernel", row_softmax_forward_kernel<T>, rows, s, out, in, rows, cols);
 }
 template <typename T> void row_softmax_backward(Stream s, T* din, const T* dout, const T* out, int64_t rows, int64_t cols) {
-  row_softmax_backward_kernel<T><<<grid_for(rows), g_threads, 0, st(s)>>>(din, dout, out, rows, cols);
+  launch("row_softmax_backward_kernel", row_softmax_backward_kernel<T>, rows, s, din, dout, out, rows, cols);
 }
 template <typename T>
 void topk_select(Stream s, int32_t* topk, T* weights, const T* probs, int64_t tokens, int64_t experts, int64_t k) {
-  topk_kernel<T><<<grid_for(tokens), g_threads, 0, st(s)>>>(topk, weights, probs, tokens, experts, k);
+  launch("topk_kernel", topk_kernel<T>, tokens, s, topk, weights, probs, tokens, experts, k);
 }
 template <typename T>
 void aux_loss(Stream s, T* result, const T* probs, const int32_t* topk, int64_t tokens, int64_t experts, int64_t k,
               double coeff) {
-  aux_loss_kernel<T><<<1, 1, 0, st(s)>>>(result, probs, topk, tokens, experts, k, coeff);
+  launch_shaped("aux_loss_kernel", aux_loss_kernel<T>, 1, 1, s, result, probs, topk, tokens, experts, k, coeff);
 }
 template <typename T>
 void topk_scatter(Stream s, T* dprobs, const int32_t* topk, const T* dweights, int64_t tokens, int64_t experts,
                   int64_t k) {
-  topk_scatter_kernel<T><<<grid_for(tokens), g_threads, 0, st(s)>>>(dprobs, topk, dweights, tokens, experts, k);
+  launch("topk_scatter_kernel", topk_scatter_kernel<T>, tokens, s, dprobs, topk, dweights, tokens, experts, k);
 }
 template <typename T>
 void moe_combine(Stream s, T* out, const T* weights, const T* expert_out, const int64_t* position, const T* shared,
                  int64_t tokens, int64_t K, int64_t h) {
-  moe_combine_kernel<T><<<grid_for(tokens * h), g_threads, 0, st(s)>>>(out, weights, expert_out, position, shared, tokens,
+  launch("moe_combine_kernel", moe_combine_kernel<T>, tokens * h, s, out, weights, expert_out, position, shared, tokens,
                                                                       K, h);
 }
 template <typename T>
 void moe_combine_backward(Stream s, T* dexpert, T* dweights, const T* dout, const T* weights, const T* expert_out,
                           const int64_t* position, int64_t tokens, int64_t K, int64_t h) {
-  moe_combine_backward_kernel<T><<<grid_for(tokens * K), g_threads, 0, st(s)>>>(dexpert, dweights, dout, weights,
+  launch("moe_combine_backward_kernel", moe_combine_backward_kernel<T>, tokens * K, s, dexpert, dweights, dout, weights,
                                                                                expert_out, position, tokens, K, h);
 }
 template <typename T>
 void moe_input_grad(Stream s, T* dx, const T* dsent, const int64_t* position, const T* drouter, const T* dshared,
                     int64_t tokens, int64_t K, int64_t h) {
-  moe_input_grad_kernel<T><<<grid_for(tokens * h), g_threads, 0, st(s)>>>(dx, dsent, position, drouter, dshared, tokens,
+  launch("moe_input_grad_kernel", moe_input_grad_kernel<T>, tokens * h, s, dx, dsent, position, drouter, dshared, tokens,
                                                                          K, h);
 }
 
 template <typename T>
 void causal_conv_silu_forward(Stream s, T* out, const T* inp, const T* weight, int64_t B, int64_t H, int64_t S,
                               int64_t D, int64_t K) {
-  conv_silu_forward_kernel<T><<<grid_for(B * H * S * D), g_threads, 0, st(s)>>>(out, inp, weight, B, H, S, D, K);
+  launch("conv_silu_forward_kernel", conv_silu_forward_kernel<T>, B * H * S * D, s, out, inp, weight, B, H, S, D, K);
 }
 template <typename T>
 void causal_conv_silu_backward(Stream s, T* dinp, T* dweight, const T* dout, const T* inp, const T* weight, int64_t B,
                                int64_t H, int64_t S, int64_t D, int64_t K) {
-  conv_silu_input_grad_kernel<T><<<grid_for(B * H * S * D), g_threads, 0, st(s)>>>(dinp, dout, inp, weight, B, H, S, D,
+  launch("conv_silu_input_grad_kernel", conv_silu_input_grad_kernel<T>, B * H * S * D, s, dinp, dout, inp, weight, B, H, S, D,
                                                                                    K);
-  conv_silu_weight_grad_kernel<T><<<grid_for(H * D * K), g_threads, 0, st(s)>>>(dweight, dout, inp, weight, B, H, S, D,
+  launch("conv_silu_weight_grad_kernel", conv_silu_weight_grad_kernel<T>, H * D * K, s, dweight, dout, inp, weight, B, H, S, D,
                                                                                K);
 }
 template <typename T>
@@ -425,7 +423,7 @@ void gated_delta_rule_forward(Stream s, T* out, T* scratch, const T* q, const T*
                               const T* A_log, const T* dt_bias, int64_t B, int64_t Hk, int64_t Hv, int64_t S,
                               int64_t Dk, int64_t Dv) {
   const exact::GdnDims n{B, Hk, Hv, S, Dk, Dv};
-  gdn_forward_kernel<T><<<grid_for(B * Hv), g_threads, 0, st(s)>>>(out, scratch, q, k, v, a, b, A_log, dt_bias, n);
+  launch("gdn_forward_kernel", gdn_forward_kernel<T>, B * Hv, s, out, scratch, q, k, v, a, b, A_log, dt_bias, n);
 }
 template <typename T>
 void gated_delta_rule_backward(Stream s, T* dq, T* dk, T* dv, T* da, T* db, T* dA_log, T* ddt_bias, T* scratch,
@@ -436,21 +434,21 @@ void gated_delta_rule_backward(Stream s, T* dq, T* dk, T* dv, T* da, T* db, T* d
   T* dqv = scratch + B * Hv * exact::gdn_backward_scratch<T>(n);
   T* dkv = dqv + B * Hv * S * Dk;
   T* dlogA = dkv + B * Hv * S * Dk;
-  gdn_backward_kernel<T><<<grid_for(B * Hv), g_threads, 0, st(s)>>>(dqv, dkv, dv, da, db, dlogA, scratch, dout, q, k, v,
+  launch("gdn_backward_kernel", gdn_backward_kernel<T>, B * Hv, s, dqv, dkv, dv, da, db, dlogA, scratch, dout, q, k, v,
                                                                     a, b, A_log, dt_bias, n);
-  gdn_group_sum_kernel<T><<<grid_for(B * Hk * S * Dk), g_threads, 0, st(s)>>>(dq, dk, dqv, dkv, n);
-  gdn_gate_param_grad_kernel<T><<<grid_for(Hv), g_threads, 0, st(s)>>>(dA_log, ddt_bias, dlogA, da, n);
+  launch("gdn_group_sum_kernel", gdn_group_sum_kernel<T>, B * Hk * S * Dk, s, dq, dk, dqv, dkv, n);
+  launch("gdn_gate_param_grad_kernel", gdn_gate_param_grad_kernel<T>, Hv, s, dA_log, ddt_bias, dlogA, da, n);
 }
 template <typename T>
 void gated_rmsnorm_forward(Stream s, T* out, const T* x, const T* z, const T* weight, int64_t N, int64_t D, double eps) {
-  gated_rmsnorm_forward_kernel<T><<<grid_for(N), g_threads, 0, st(s)>>>(out, x, z, weight, N, D, static_cast<T>(eps));
+  launch("gated_rmsnorm_forward_kernel", gated_rmsnorm_forward_kernel<T>, N, s, out, x, z, weight, N, D, static_cast<T>(eps));
 }
 template <typename T>
 void gated_rmsnorm_backward(Stream s, T* dx, T* dz, T* dweight, const T* dout, const T* x, const T* z, const T* weight,
                             int64_t N, int64_t D, double eps) {
-  gated_rmsnorm_input_grad_kernel<T><<<grid_for(N), g_threads, 0, st(s)>>>(dx, dz, dout, x, z, weight, N, D,
+  launch("gated_rmsnorm_input_grad_kernel", gated_rmsnorm_input_grad_kernel<T>, N, s, dx, dz, dout, x, z, weight, N, D,
                                                                           static_cast<T>(eps));
-  gated_rmsnorm_weight_grad_kernel<T><<<grid_for(D), g_threads, 0, st(s)>>>(dweight, dout, x, z, N, D,
+  launch("gated_rmsnorm_weight_grad_kernel", gated_rmsnorm_weight_grad_kernel<T>, D, s, dweight, dout, x, z, N, D,
                                                                            static_cast<T>(eps));
 }
 
@@ -459,7 +457,7 @@ void convert(Stream s, void* dst, Elem dst_type, const void* src, Elem src_type,
     by_elem(src_type, [&](auto x) {
       using D = decltype(d);
       using S = decltype(x);
-      convert_kernel<D, S><<<grid_for(n), g_threads, 0, st(s)>>>(static_cast<D*>(dst), static_cast<const S*>(src), n);
+      launch("convert_kernel", convert_kernel<D, S>, n, s, static_cast<D*>(dst), static_cast<const S*>(src), n);
     });
   });
 }
@@ -473,16 +471,16 @@ void heads_to_tokens(Stream s, void* tok, const void* heads, int elem_bytes, int
 }
 void gather_rows(Stream s, void* dst, const void* src, int64_t row_bytes, const int64_t* index, int64_t n) {
   if (n * row_bytes == 0) return;
-  gather_rows_kernel<<<grid_for(n * row_bytes), g_threads, 0, st(s)>>>(static_cast<unsigned char*>(dst),
+  launch("gather_rows_kernel", gather_rows_kernel, n * row_bytes, s, static_cast<unsigned char*>(dst),
                                                                       static_cast<const unsigned char*>(src), row_bytes,
                                                                       index, n);
 }
 void dropout_mask(Stream s, uint8_t* mask, int64_t n, double p, uint64_t seed, uint64_t offset) {
-  dropout_mask_kernel<<<grid_for(n), g_threads, 0, st(s)>>>(mask, n, seed, offset, dropout_rule::threshold(p));
+  launch("dropout_mask_kernel", dropout_mask_kernel, n, s, mask, n, seed, offset, dropout_rule::threshold(p));
 }
-void spin(Stream s, int64_t nanoseconds) { spin_kernel<<<1, 1, 0, st(s)>>>(nanoseconds); }
+void spin(Stream s, int64_t nanoseconds) { launch_shaped("spin_kernel", spin_kernel, 1, 1, s, nanoseconds); }
 void fill(Stream s, void* p, uint8_t value, int64_t bytes) {
-  cudaMemsetAsync(p, value, static_cast<size_t>(bytes), st(s));
+  record_launch("cudaMemsetAsync", cudaMemsetAsync(p, value, static_cast<size_t>(bytes), st(s)));
 }
 bool set_threads_per_block(int threads) {
   if (threads < 32 || threads > 1024 || threads % 32 != 0) return false;
@@ -491,10 +489,34 @@ bool set_threads_per_block(int threads) {
 }
 int threads_per_block() { return g_threads; }
 
-const char* last_launch_error() {
-  const cudaError_t e = cudaGetLastError();
-  return e == cudaSuccess ? "" : cudaGetErrorString(e);
+namespace {
+thread_local LaunchErrors t_errors;
+std::mutex g_limits_mutex;
+std::unordered_map<const void*, int> g_limits;  // kernel -> maxThreadsPerBlock on this process's device
+}  // namespace
+
+void record_launch(const char* kernel, cudaError_t e) {
+  if (e != cudaSuccess) t_errors.record(kernel, cudaGetErrorString(e));
 }
+
+int kernel_max_threads(const char* kernel, const void* fn) {
+  {
+    const std::lock_guard<std::mutex> lock(g_limits_mutex);
+    if (const auto it = g_limits.find(fn); it != g_limits.end()) return it->second;
+  }
+  cudaFuncAttributes attr{};
+  const cudaError_t e = cudaFuncGetAttributes(&attr, fn);
+  if (e != cudaSuccess) {
+    cudaGetLastError();  // reported here, not again at the next launch
+    record_launch(kernel, e);
+    return 0;
+  }
+  const std::lock_guard<std::mutex> lock(g_limits_mutex);
+  g_limits[fn] = attr.maxThreadsPerBlock;
+  return attr.maxThreadsPerBlock;
+}
+
+std::string take_launch_error() { return t_errors.take(); }
 
 #define RCTS_CUDA_INSTANTIATE(T)                                                                                    \
   template void gemm<T>(Stream, Trans, Trans, int64_t, int64_t, int64_t, const T*, int64_t, int64_t, const T*,      \

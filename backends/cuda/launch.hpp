@@ -5,6 +5,7 @@
 // Index arrays (`index`, `position`, `order`) are device memory here.
 #pragma once
 #include <cstdint>
+#include <string>
 
 #include "kernels/common/bf16.hpp"
 #include "kernels/common/gemm_contract.hpp"
@@ -94,12 +95,15 @@ void fill(Stream s, void* p, uint8_t value, int64_t bytes);
 // A single thread spinning for about `nanoseconds` (the copy streams' test-only delay).
 void spin(Stream s, int64_t nanoseconds);
 
-// The last launch error as text ("" when none): launches do not throw by themselves.
-const char* last_launch_error();
+// The first failed launch on this thread since the last call, as "kernel: reason"
+// ("" when none), then forgets it: launches do not throw by themselves (the backend
+// checks after every op, cuda_support.hpp).
+std::string take_launch_error();
 
-// Threads per block of every launch (default 256), for tests that show results do not
-// depend on the launch shape. Process-wide; a multiple of 32 in [32, 1024] (false and
-// unchanged otherwise).
+// Threads per block requested of every launch (default 256), for tests that show results
+// do not depend on the launch shape; a kernel that cannot run that many gets fewer
+// (launch_shape.hpp). Process-wide; a multiple of 32 in [32, 1024] (false and unchanged
+// otherwise).
 bool set_threads_per_block(int threads);
 int threads_per_block();
 

@@ -6,6 +6,7 @@
 #include <type_traits>
 
 #include "kernels/common/bf16.hpp"
+#include "kernels/common/convert.hpp"
 
 namespace rcts::cpu {
 
@@ -21,19 +22,14 @@ void heads_to_tokens(void* tok, const void* heads, int elem_bytes, int64_t width
 // [0, src_rows) (std::out_of_range naming the row otherwise).
 void gather_rows(void* dst, const void* src, int64_t row_bytes, int64_t src_rows, const int64_t* index, int64_t n);
 
-// dst[i] = D(src[i]): widening is exact; narrowing to bf16 rounds to nearest even
-// (kernels/common/bf16.hpp), to float rounds once. Integer and f64 sources convert by
-// static_cast. Threads split elements above a size threshold.
+// dst[i] = D(src[i]) by the element rule of kernels/common/convert.hpp (bf16 narrowing
+// rounds to nearest even; floating to integer saturates, NaN -> 0). Threads split
+// elements above a size threshold.
 template <typename D, typename S>
 void convert(D* dst, const S* src, int64_t n) {
   constexpr int64_t kParallelMin = int64_t{1} << 16;
 #pragma omp parallel for schedule(static) if (n >= kParallelMin)
-  for (int64_t i = 0; i < n; ++i) {
-    if constexpr (std::is_same_v<S, bf16> && std::is_same_v<D, bf16>) dst[i] = src[i];
-    else if constexpr (std::is_same_v<S, bf16>) dst[i] = static_cast<D>(from_bf16(src[i]));
-    else if constexpr (std::is_same_v<D, bf16>) dst[i] = to_bf16(static_cast<float>(src[i]));
-    else dst[i] = static_cast<D>(src[i]);
-  }
+  for (int64_t i = 0; i < n; ++i) dst[i] = convert_element<D, S>(src[i]);
 }
 
 }  // namespace rcts::cpu

@@ -6,6 +6,7 @@
 #include <type_traits>
 
 #include "kernels/common/bf16.hpp"
+#include "kernels/common/convert.hpp"
 #include "kernels/common/detmath.hpp"
 #include "kernels/common/dropout_rule.hpp"
 
@@ -113,14 +114,10 @@ RCTS_HD inline T sgd_update(T w, T g, T lr) {
   return w - g * lr;
 }
 
-// One element of a dtype conversion: widening exact, narrowing to bf16 through float
-// with round-to-nearest-even, everything else static_cast.
+// One element of a dtype conversion: the shared rule (kernels/common/convert.hpp).
 template <typename D, typename S>
 RCTS_HD inline D convert(S x) {
-  if constexpr (std::is_same_v<S, bf16> && std::is_same_v<D, bf16>) return x;
-  else if constexpr (std::is_same_v<S, bf16>) return static_cast<D>(from_bf16(x));
-  else if constexpr (std::is_same_v<D, bf16>) return to_bf16(static_cast<float>(x));
-  else return static_cast<D>(x);
+  return convert_element<D, S>(x);
 }
 
 }  // namespace rcts::exact

@@ -73,7 +73,7 @@ DispatchPlan make_dispatch_plan(Communicator& ep, const Tensor& topk, int64_t ex
 
   // Counts first: block p of per_expert holds p's L experts.
   p.recv_counts.assign(static_cast<size_t>(experts), 0);
-  ep.all_to_all(per_expert.data(), p.recv_counts.data(), L * static_cast<int64_t>(sizeof(int64_t)));
+  ep.all_to_all_host(per_expert.data(), p.recv_counts.data(), L * static_cast<int64_t>(sizeof(int64_t)));
   p.recv_rows.assign(static_cast<size_t>(p.ep_size), 0);
   p.expert_counts.assign(static_cast<size_t>(L), 0);
   for (int src = 0; src < p.ep_size; ++src)

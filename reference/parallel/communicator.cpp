@@ -36,19 +36,42 @@ void Communicator::all_to_all(const void* send, void* recv, int64_t bytes_per_pe
   all_to_allv(send, counts.data(), recv, counts.data());
 }
 
+void Communicator::all_to_all_host(const void* send, void* recv, int64_t bytes_per_peer) {
+  RCTS_CHECK(bytes_per_peer >= 0, backend() + " all_to_all: negative block size " + std::to_string(bytes_per_peer));
+  const std::vector<int64_t> counts(static_cast<size_t>(size()), bytes_per_peer);
+  all_to_allv_host(send, counts.data(), recv, counts.data());
+}
+
 // --- SingleCommunicator ---------------------------------------------------------------
+
+namespace {
+void check_self_exchange(const int64_t* send_bytes, const int64_t* recv_bytes) {
+  RCTS_CHECK(send_bytes[0] >= 0 && recv_bytes[0] >= 0, "single all_to_allv: negative byte count");
+  RCTS_CHECK(send_bytes[0] == recv_bytes[0], "single all_to_allv: rank 0 sends " + std::to_string(send_bytes[0]) +
+                                                 " bytes to itself but expects " + std::to_string(recv_bytes[0]));
+}
+}  // namespace
 
 void SingleCommunicator::all_gather(const void* send, void* recv, int64_t bytes) {
   RCTS_CHECK(bytes >= 0, "single all_gather: negative byte count " + std::to_string(bytes));
-  copy(recv, send, bytes);
+  copy(recv, send, bytes, Domain::device);
 }
 
 void SingleCommunicator::all_to_allv(const void* send, const int64_t* send_bytes, void* recv,
                                      const int64_t* recv_bytes) {
-  RCTS_CHECK(send_bytes[0] >= 0 && recv_bytes[0] >= 0, "single all_to_allv: negative byte count");
-  RCTS_CHECK(send_bytes[0] == recv_bytes[0], "single all_to_allv: rank 0 sends " + std::to_string(send_bytes[0]) +
-                                                 " bytes to itself but expects " + std::to_string(recv_bytes[0]));
-  copy(recv, send, send_bytes[0]);
+  check_self_exchange(send_bytes, recv_bytes);
+  copy(recv, send, send_bytes[0], Domain::device);
+}
+
+void SingleCommunicator::all_gather_host(const void* send, void* recv, int64_t bytes) {
+  RCTS_CHECK(bytes >= 0, "single all_gather: negative byte count " + std::to_string(bytes));
+  copy(recv, send, bytes, Domain::host);
+}
+
+void SingleCommunicator::all_to_allv_host(const void* send, const int64_t* send_bytes, void* recv,
+                                          const int64_t* recv_bytes) {
+  check_self_exchange(send_bytes, recv_bytes);
+  copy(recv, send, send_bytes[0], Domain::host);
 }
 
 void SingleCommunicator::broadcast(void*, int64_t bytes, int root) {
@@ -58,9 +81,9 @@ void SingleCommunicator::broadcast(void*, int64_t bytes, int root) {
 
 std::unique_ptr<Communicator> SingleCommunicator::split(int, int) { return std::make_unique<SingleCommunicator>(memory_); }
 
-void SingleCommunicator::copy(void* dst, const void* src, int64_t bytes) {
+void SingleCommunicator::copy(void* dst, const void* src, int64_t bytes, Domain d) {
   if (bytes <= 0 || dst == src) return;
-  if (memory_)
+  if (memory_ && d == Domain::device)
     memory_->copy(static_cast<std::byte*>(dst), Domain::device, static_cast<const std::byte*>(src), Domain::device, bytes);
   else
     std::memmove(dst, src, static_cast<size_t>(bytes));

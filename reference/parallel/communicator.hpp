@@ -57,19 +57,31 @@ class Communicator {
   // exchange in the same call cannot deadlock.
   virtual void send_recv(const void* send, int64_t send_bytes, int dest, void* recv, int64_t recv_bytes, int src);
 
+  // --- the same collectives on host memory (counts, plans, names) ------------------
+  // The byte collectives above move a tensor's bytes, which may be a backend's device
+  // memory; these say the buffers are host memory. By default they are the byte
+  // collectives (MPI moves host memory; NCCL stages host buffers itself);
+  // SingleCommunicator, which copies through the backend's memory, copies them on the host.
+  virtual void all_gather_host(const void* send, void* recv, int64_t bytes) { all_gather(send, recv, bytes); }
+  virtual void all_to_allv_host(const void* send, const int64_t* send_bytes, void* recv, const int64_t* recv_bytes) {
+    all_to_allv(send, send_bytes, recv, recv_bytes);
+  }
+
   // --- typed helpers, implemented once for every implementation -------------------
   // all_to_allv with the same block size for every peer: the block for rank p sits at
   // send + p * bytes_per_peer, the block from rank p lands at recv + p * bytes_per_peer.
   void all_to_all(const void* send, void* recv, int64_t bytes_per_peer);
-  // Typed all_gather: recv.size() must be size() * send.size().
+  // The same on host memory (all_to_allv_host).
+  void all_to_all_host(const void* send, void* recv, int64_t bytes_per_peer);
+  // Typed all_gather of host memory: recv.size() must be size() * send.size().
   template <class T>
     requires std::is_trivially_copyable_v<T>
   void all_gather(std::span<const T> send, std::span<T> recv) {
     RCTS_CHECK(static_cast<int64_t>(recv.size()) == static_cast<int64_t>(send.size()) * size(),
                backend() + " all_gather: recv holds " + std::to_string(recv.size()) + " elements, expected " +
                    std::to_string(send.size()) + " x " + std::to_string(size()) + " ranks");
-    all_gather(static_cast<const void*>(send.data()), static_cast<void*>(recv.data()),
-               static_cast<int64_t>(send.size_bytes()));
+    all_gather_host(static_cast<const void*>(send.data()), static_cast<void*>(recv.data()),
+                    static_cast<int64_t>(send.size_bytes()));
   }
   template <class T>
     requires std::is_trivially_copyable_v<T>
@@ -85,7 +97,8 @@ class Communicator {
 };
 
 // A group of one rank: every collective is a copy, through `memory` when given (a
-// backend's device memory the host cannot touch), else a plain memmove.
+// backend's device memory the host cannot touch), else a plain memmove. The host
+// collectives are always a memmove: a device copy may still be in flight when it returns.
 class SingleCommunicator final : public Communicator {
  public:
   explicit SingleCommunicator(MemoryResource* memory = nullptr) : memory_(memory) {}
@@ -95,12 +108,14 @@ class SingleCommunicator final : public Communicator {
   std::string backend() const override { return "single"; }
   void all_gather(const void* send, void* recv, int64_t bytes) override;
   void all_to_allv(const void* send, const int64_t* send_bytes, void* recv, const int64_t* recv_bytes) override;
+  void all_gather_host(const void* send, void* recv, int64_t bytes) override;
+  void all_to_allv_host(const void* send, const int64_t* send_bytes, void* recv, const int64_t* recv_bytes) override;
   void broadcast(void* data, int64_t bytes, int root) override;
   void barrier() override {}
   std::unique_ptr<Communicator> split(int color, int key) override;
 
  private:
-  void copy(void* dst, const void* src, int64_t bytes);
+  void copy(void* dst, const void* src, int64_t bytes, Domain d);
   MemoryResource* memory_;
 };
 

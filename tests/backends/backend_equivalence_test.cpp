@@ -351,6 +351,14 @@ TEST_P(Equivalence, DataMovement) {
   };
   for (DType to : {DType::bf16, DType::f64, DType::f32})
     EXPECT_TRUE(same_vec(convert(*cpu_, to), convert(*other_, to), "convert via " + std::string(dtype_name(to))));
+  // To integers, with the inputs C++ leaves undefined and the rule defines (saturate,
+  // NaN -> 0; kernels/common/convert.hpp): a GPU must give the host's integers.
+  const float inf = std::numeric_limits<float>::infinity();
+  for (float special : {std::numeric_limits<float>::quiet_NaN(), inf, -inf, 3e9f, -3e9f, 1e19f, -1e19f, 255.5f,
+                        256.0f, -0.75f, -2147483648.0f, 2147483520.0f})
+    f.push_back(special);
+  for (DType to : {DType::u8, DType::i32, DType::i64})
+    EXPECT_TRUE(same_vec(convert(*cpu_, to), convert(*other_, to), "convert via " + std::string(dtype_name(to))));
   // Head permutes both ways, every element size, with a column offset.
   const int64_t s = 3, bsz = 2, a = 2, hd = 5, width = 3 * a * hd, col0 = a * hd;
   for (int esize : {2, 4, 8}) {

@@ -30,19 +30,30 @@ namespace {
       GTEST_SKIP() << why;                                                      \
   } while (0)
 
+// Device memory for one test. The backend's work runs on its own non-blocking stream,
+// which the legacy default stream of a plain cudaMemcpy does not wait for (nor the
+// other way round: a pageable upload may still be in flight when cudaMemcpy returns).
+// So every copy waits for the whole device before and after: an upload has landed
+// before any kernel may read it, and host() reads only after every kernel wrote.
 template <typename T> class DeviceArray {
  public:
   explicit DeviceArray(size_t n) : n_(n) { EXPECT_EQ(cudaMalloc(&p_, bytes()), cudaSuccess); }
   DeviceArray(const std::vector<T>& v) : DeviceArray(v.size()) {
-    EXPECT_EQ(cudaMemcpy(p_, v.data(), bytes(), cudaMemcpyHostToDevice), cudaSuccess);
+    EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+    EXPECT_EQ(cudaMemcpy(p_, v.data(), v.size() * sizeof(T), cudaMemcpyHostToDevice), cudaSuccess);
+    EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
   }
-  ~DeviceArray() { cudaFree(p_); }
+  ~DeviceArray() {
+    cudaDeviceSynchronize();  // no kernel on any stream may still use it
+    cudaFree(p_);
+  }
   DeviceArray(const DeviceArray&) = delete;
   DeviceArray& operator=(const DeviceArray&) = delete;
   T* p() { return p_; }
   std::vector<T> host() const {
     std::vector<T> v(n_);
-    EXPECT_EQ(cudaMemcpy(v.data(), p_, bytes(), cudaMemcpyDeviceToHost), cudaSuccess);
+    EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+    EXPECT_EQ(cudaMemcpy(v.data(), p_, n_ * sizeof(T), cudaMemcpyDeviceToHost), cudaSuccess);
     return v;
   }
 

@@ -1,6 +1,8 @@
 // Test-only kernels: see device_kernels.hpp. Built with the exact tier's flags.
 #include <cuda_runtime.h>
 
+#include "backends/cuda/launch_kernel.cuh"
+
 #include "kernels/common/bf16.hpp"
 #include "kernels/common/detmath.hpp"
 #include "kernels/common/philox.hpp"
@@ -37,6 +39,9 @@ __global__ void detmath_kernel(T* out, const T* in, int64_t n) {
   out[6 * i + 4] = detmath::erf(x);
   out[6 * i + 5] = detmath::sigmoid(x);
 }
+__global__ void too_wide_kernel(int* out) {
+  if (out) *out = 1;
+}
 }  // namespace
 
 void philox_blocks(uint32_t* out, const uint64_t* seeds, const uint64_t* blocks, int64_t n) {
@@ -46,6 +51,11 @@ void bf16_of_bits(uint16_t* out, uint32_t first, int64_t n) { bf16_kernel<<<grid
 void detmath_float(float* out, const float* in, int64_t n) { detmath_kernel<float><<<grid(n), kThreads>>>(out, in, n); }
 void detmath_double(double* out, const double* in, int64_t n) {
   detmath_kernel<double><<<grid(n), kThreads>>>(out, in, n);
+}
+void launch_too_wide() {
+  // 2048 threads exceed every GPU's 1024 per block: the launch fails on any device (and
+  // without one, for want of a device), through the backend's own launch helper.
+  cuda::launch_shaped("too_wide_kernel", too_wide_kernel, 1, 2048, nullptr, static_cast<int*>(nullptr));
 }
 const char* synchronize() {
   const cudaError_t e = cudaDeviceSynchronize();

@@ -12,6 +12,9 @@ void bf16_of_bits(uint16_t* out, uint32_t first, int64_t n);
 // out[6*i + f] = detmath function f (exp, expm1, log, tanh, erf, sigmoid) of in[i].
 void detmath_float(float* out, const float* in, int64_t n);
 void detmath_double(double* out, const double* in, int64_t n);
+// Launches a test kernel with 2048 threads per block through cuda::launch_shaped: a
+// launch that fails on every machine (the error path's test).
+void launch_too_wide();
 // Waits for the kernels above; returns the first error as text ("" when none).
 const char* synchronize();
 

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <limits>
 #include <numeric>
 #include <stdexcept>
 #include <vector>
@@ -76,6 +77,29 @@ TEST(CpuLayout, ConvertRoundsToBf16AndWidensExactly) {
   std::vector<bf16> hb(big.size());
   convert(hb.data(), big.data(), static_cast<int64_t>(big.size()));
   for (size_t i = 0; i < big.size(); ++i) ASSERT_EQ(hb[i].bits, to_bf16(big[i]).bits) << i;
+}
+
+TEST(CpuLayout, FloatToIntegerSaturatesAndSendsNanToZero) {
+  const float nan = std::numeric_limits<float>::quiet_NaN(), inf = std::numeric_limits<float>::infinity();
+  const std::vector<float> f = {nan, -nan, inf, -inf, 3e9f, -3e9f, 2.9f, -2.9f, -0.5f, 2147483520.0f, -2147483648.0f};
+  std::vector<int32_t> i32(f.size());
+  convert(i32.data(), f.data(), static_cast<int64_t>(f.size()));
+  EXPECT_EQ(i32, (std::vector<int32_t>{0, 0, 2147483647, -2147483647 - 1, 2147483647, -2147483647 - 1, 2, -2, 0,
+                                       2147483520, -2147483647 - 1}));
+  std::vector<uint8_t> u8(f.size());
+  convert(u8.data(), f.data(), static_cast<int64_t>(f.size()));
+  EXPECT_EQ(u8, (std::vector<uint8_t>{0, 0, 255, 0, 255, 0, 2, 0, 0, 255, 0}));
+  // int64: 2^63 is the first float beyond the range; doubles just inside it truncate.
+  const std::vector<double> d = {9.3e18, -9.3e18, 9223372036854774784.0, -9223372036854775808.0, nan, 1e300};
+  std::vector<int64_t> i64(d.size());
+  convert(i64.data(), d.data(), static_cast<int64_t>(d.size()));
+  EXPECT_EQ(i64, (std::vector<int64_t>{9223372036854775807, -9223372036854775807 - 1, 9223372036854774784,
+                                       -9223372036854775807 - 1, 0, 9223372036854775807}));
+  // bf16 sources go through float by the same rule.
+  const std::vector<bf16> h = {bf16{0x7FC0}, bf16{0x7F80}, bf16{0xCF80}};  // NaN, inf, -2^32
+  std::vector<int32_t> hi(h.size());
+  convert(hi.data(), h.data(), static_cast<int64_t>(h.size()));
+  EXPECT_EQ(hi, (std::vector<int32_t>{0, 2147483647, -2147483647 - 1}));
 }
 
 }  // namespace
