@@ -1,6 +1,7 @@
 #include "harness/checks/across_ranks.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cstring>
 #include <map>
 
@@ -139,6 +140,66 @@ CheckResult compare_tp_replicas(const std::vector<std::string>& per_rank, const 
 CheckResult check_tp_replicas(const RunRecord& run, const GroupLayout& layout, Communicator& world,
                               const std::string& label) {
   return compare_tp_replicas(all_gather_strings(world, tp_replica_digest(run)), layout, label);
+}
+
+std::string dp_replica_digest(const RunRecord& run) {
+  auto digest = [](const Tensor& t) { return t.defined() ? fnv1a64(t.bytes(), static_cast<size_t>(t.nbytes())) : 0; };
+  nlohmann::json j = {{"losses", run.losses}, {"outputs", nlohmann::json::array()}, {"input_grads", nlohmann::json::array()},
+                      {"side_effects", nlohmann::json::object()}, {"parameters", nlohmann::json::array()}};
+  for (const auto& t : run.outputs) j["outputs"].push_back(digest(t));
+  for (const auto& t : run.input_grads) j["input_grads"].push_back(digest(t));
+  for (const auto& [k, v] : run.side_effects) j["side_effects"][k] = v;
+  for (size_t i = 0; i < run.params.size(); ++i)
+    j["parameters"].push_back({run.params[i].name, digest(run.params[i].tensor), digest(run.grads[i].tensor)});
+  return j.dump();
+}
+
+CheckResult compare_dp_replicas(const std::vector<std::string>& per_rank, const Config& config,
+                                const std::string& label) {
+  const auto& p = config.parallel;
+  const int world = static_cast<int>(per_rank.size());
+  const int pp = p.pipeline_model_parallel_size, tp = p.tensor_model_parallel_size;
+  const int ep = p.expert_model_parallel_size, etp = p.expert_tensor_parallel_size;
+  if (world % pp != 0)
+    return {"dp_replicas", Outcome::fail, label + ": world " + std::to_string(world) + " is not a multiple of pp " +
+                                              std::to_string(pp)};
+  // Everything but the dp / expert-dp coordinate of a world rank.
+  const auto key = [&](int r) {
+    return std::array<int, 4>{r / (world / pp), r % tp, r % etp, r / etp % ep};
+  };
+  std::vector<nlohmann::json> all;
+  for (const auto& s : per_rank) all.push_back(nlohmann::json::parse(s));
+  int pairs = 0;
+  for (int a = 0; a < world; ++a)
+    for (int b = a + 1; b < world; ++b) {
+      if (key(a) != key(b)) continue;
+      ++pairs;
+      const auto &ja = all[static_cast<size_t>(a)], &jb = all[static_cast<size_t>(b)];
+      const std::string ranks = "world ranks " + std::to_string(a) + " and " + std::to_string(b) +
+                                " (data-parallel replicas: same stage, tp, ep and etp rank)";
+      for (const char* part : {"losses", "outputs", "input_grads", "side_effects"})
+        if (ja[part] != jb[part])
+          return {"dp_replicas", Outcome::fail,
+                  label + ": " + ranks + " hold different " + part +
+                      "; every replica gets the same data, so a neighbour, group or reduction crossed replicas"};
+      if (ja["parameters"].size() != jb["parameters"].size())
+        return {"dp_replicas", Outcome::fail, label + ": " + ranks + " hold different parameter lists"};
+      for (size_t i = 0; i < ja["parameters"].size(); ++i) {
+        const auto &pa = ja["parameters"][i], &pb = jb["parameters"][i];
+        if (pa != pb)
+          return {"dp_replicas", Outcome::fail,
+                  label + ": " + ranks + " hold different " + (pa[0] != pb[0] ? std::string("parameter lists")
+                                                                          : "values or gradients of " +
+                                                                                pa[0].get<std::string>())};
+      }
+    }
+  return {"dp_replicas", Outcome::pass,
+          label + ": " + (pairs ? std::to_string(pairs) + " data-parallel replica pairs hold the same bits"
+                                : std::string("no data-parallel replicas at this world size"))};
+}
+
+CheckResult check_dp_replicas(const RunRecord& run, Communicator& world, const std::string& label) {
+  return compare_dp_replicas(all_gather_strings(world, dp_replica_digest(run)), run.config, label);
 }
 
 }  // namespace rcts::harness

@@ -38,4 +38,16 @@ CheckResult compare_tp_replicas(const std::vector<std::string>& per_rank, const 
 CheckResult check_tp_replicas(const RunRecord& run, const GroupLayout& layout, Communicator& world,
                               const std::string& label);
 
+// Data-parallel replicas agree: the reference feeds every replica the same data (inputs
+// and targets keyed by seed, step and micro-batch only; design §8), so ranks that differ
+// only in their dp / expert-dp coordinate hold bit-identical losses, outputs, input
+// gradients, side effects, parameters and gradients. The coordinates come from the
+// world size and the config's sizes in Megatron-LM's order (tp fastest, then dp, pp
+// slowest; experts etp, ep, edp), not from reference/parallel, so a wrong group or
+// neighbour there cannot hide. dp_replica_digest is one rank's part.
+std::string dp_replica_digest(const RunRecord& run);
+CheckResult compare_dp_replicas(const std::vector<std::string>& per_rank, const Config& config,
+                                const std::string& label);
+CheckResult check_dp_replicas(const RunRecord& run, Communicator& world, const std::string& label);
+
 }  // namespace rcts::harness

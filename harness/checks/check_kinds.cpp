@@ -49,6 +49,7 @@ void across_ranks(const RunRecord& r, const GroupLayout& layout, const CheckCont
   if (!x.multi) return;  // one rank has nothing to compare across
   out.push_back(check_masks_across_ranks(r, layout, *x.env.world, label));
   out.push_back(check_tp_replicas(r, layout, *x.env.world, label));
+  out.push_back(check_dp_replicas(r, *x.env.world, label));
 }
 
 void offload_variant(const CheckContext& x, std::vector<CheckResult>& out) {
@@ -141,8 +142,8 @@ std::vector<CheckKind> registry() {
        },
        counts_variant},
       {"masks_across_ranks",
-       "multi-rank: masks identical or distinct across ranks as design §5 says, and TP replicas hold identical "
-       "losses, outputs and replicated parameters and gradients",
+       "multi-rank: masks identical or distinct across ranks as design §5 says, TP replicas hold identical "
+       "losses, outputs and replicated parameters and gradients, and data-parallel replicas hold the same bits",
        false,
        [](const CheckContext& x, std::vector<CheckResult>& out) {
          across_ranks(x.base, x.base_layout, x, "baseline", out);
@@ -150,7 +151,7 @@ std::vector<CheckKind> registry() {
        [](const CheckContext& x, std::vector<CheckResult>& out) {
          across_ranks(*x.run, *x.layout, x, label_of(x), out);
        },
-       nullptr, {"tp_replicas"}},
+       nullptr, {"tp_replicas", "dp_replicas"}},
       {"offload",
        "offload invariants: warmup moves nothing, every group moves its eligible bytes and reloads them, margin, "
        "threshold in elements, host pool steady, device + host bytes equal the bytes held without offload",

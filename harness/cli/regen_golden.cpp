@@ -1,6 +1,11 @@
-// `rcts regen-golden [paths] [--filter GLOB] [--check]`: rewrites the golden files from
-// the current code, all or nothing, and says what changed (run/runner.hpp regen_golden).
+// `rcts regen-golden [paths] [--filter GLOB] [--check [--mutant NAME]]`: rewrites the
+// golden files from the current code, all or nothing, and says what changed
+// (run/runner.hpp regen_golden). --mutant (only with --check) shows that a compiled-in
+// fault the other checks cannot see is refused by the f64 oracle (design §10).
+#include <optional>
+
 #include "harness/cli/commands.hpp"
+#include "reference/core/faults.hpp"
 
 namespace rcts::harness::cli {
 
@@ -13,12 +18,21 @@ class RegenGoldenCommand : public Command {
     add_common(sub, shared);
     add_backend(sub, shared.backend_name, "cpu");
     sub->add_flag("--check", check_, "write nothing; exit 1 when a golden file would change");
+    sub->add_option("--mutant", mutant_,
+                    "with --check: switch on a compiled-in fault, to see that regen-golden refuses to bless it");
   }
   BackendNeed backend_need() const override { return BackendNeed::one; }
-  int run(Session& s) override { return regen_golden(s.cases, s.opt, s.out, check_); }
+  int run(Session& s) override {
+    if (!mutant_.empty() && !check_)
+      throw Error("rcts regen-golden: --mutant needs --check (golden files are never written from a mutated run)");
+    std::optional<FaultScope> fault;
+    if (!mutant_.empty()) fault.emplace(parse_fault(mutant_));
+    return regen_golden(s.cases, s.opt, s.out, check_);
+  }
 
  private:
   bool check_ = false;
+  std::string mutant_;
 };
 
 }  // namespace

@@ -5,6 +5,11 @@
 // into place, so a failure (a failing check, a full disk) leaves every golden as it was.
 // It prints one line per new or changed file (golden_review.hpp); --check prints the
 // same and writes nothing, failing when any file would change.
+//
+// At one rank every golden case's baseline is also compared with the f64 oracle
+// (oracle/compare.hpp) where the oracle applies: one that disagrees is refused like a
+// failing check, so a regen cannot bless a math bug that every variant shares. The
+// review line says what the oracle found (or why it does not apply).
 #include <fstream>
 #include <iomanip>
 #include <memory>
@@ -16,6 +21,7 @@
 #include "harness/golden/golden.hpp"
 #include "harness/golden/golden_review.hpp"
 #include "harness/run/runner.hpp"
+#include "oracle/compare.hpp"
 
 namespace rcts::harness {
 
@@ -43,6 +49,30 @@ std::string change_to(const fs::path& file, const Golden& now, std::string& verb
     verb = "replaced";  // e.g. truncated by an interrupted write
     return std::string("the old file is not a valid golden: ") + e.what();
   }
+}
+
+// The f64 oracle's word on a golden case's baseline at this world size: "" when it
+// agrees or does not apply (`summary` says which), else why it disagrees.
+std::string oracle_disagreement(const Case& c, const RunOptions& o, std::string& summary) {
+  if (o.world_size != 1) {
+    summary = "f64 oracle: not applicable at " + std::to_string(o.world_size) + " ranks";
+    return "";
+  }
+  const oracle::OraclePlan plan = oracle::plan_oracle_comparison(c.id, case_config(c, nullptr), c.seed_ranks);
+  if (!plan.skip.empty()) {
+    summary = "f64 oracle: not applicable (" + plan.skip + ")";
+    return "";
+  }
+  const RunRecord ref = execute(plan.config, *o.backend, c.seed_ranks);
+  const oracle::OracleComparison cmp = oracle::compare_with_oracle(plan.id, plan.config, ref, plan.run);
+  if (cmp.failures.empty()) {
+    summary = "f64 oracle agrees" + std::string(plan.note.empty() ? "" : " (as f32)");
+    return "";
+  }
+  summary = "f64 oracle DISAGREES";
+  std::string why = cmp.failures.front();  // "<id>: <what> differs from the f64 oracle by ..."
+  if (cmp.failures.size() > 1) why += " (and " + std::to_string(cmp.failures.size() - 1) + " more)";
+  return why;
 }
 
 }  // namespace
@@ -90,6 +120,21 @@ int regen_golden(const std::vector<Case>& cases, const RunOptions& o, std::ostre
     for (const auto& r : refused) out << "  " << r.id << ": " << short_detail(r, 100) << '\n';
     return 1;
   }
+  // Every case passed its checks: now the oracle (design §10). Every rank computes the
+  // same verdict (the oracle runs at one rank only).
+  std::map<std::string, std::string> oracle_summary;
+  std::vector<std::pair<std::string, std::string>> disagree;
+  for (const Case* c : golden_cases) {
+    if (!goldens.count(c->id)) continue;  // skipped at this world size
+    std::string why = oracle_disagreement(*c, o, oracle_summary[c->id]);
+    if (!why.empty()) disagree.emplace_back(c->id, std::move(why));
+  }
+  if (!disagree.empty()) {
+    out << "refusing to write any golden file: " << disagree.size()
+        << " case(s) disagree with the f64 oracle (oracle/compare.hpp; a golden must not bless a math bug):\n";
+    for (const auto& [id, why] : disagree) out << "  " << why << '\n';
+    return 1;
+  }
   if (goldens.empty()) {
     out << "no golden case runs at " << o.world_size << " rank(s); 0 golden file(s) written\n";
     return 0;
@@ -110,7 +155,8 @@ int regen_golden(const std::vector<Case>& cases, const RunOptions& o, std::ostre
         ++unchanged;
         continue;
       }
-      out << std::left << std::setw(11) << verb << file.string() << ": " << change << '\n';
+      out << std::left << std::setw(11) << verb << file.string() << ": " << change << "; "
+          << oracle_summary[c->id] << '\n';
       ++would_change;
       if (check_only) continue;
       std::error_code ec;

@@ -123,9 +123,10 @@ void GptModel::finish_step() {
 
 void GptModel::sgd_step() {
   if (!rt_.training()) return;
+  const double lr = fault_on(Fault::sgd_lr_doubled) ? 0.03125 : 0.015625;
   for (auto* p : parameters()) {
     with_compute_type(rt_.config.gradcheck(), [&]<typename T>() {
-      rt_.ops<T>().sgd_step(p->value.data<T>(), p->grad.data<T>(), p->value.numel(), static_cast<T>(0.015625));
+      rt_.ops<T>().sgd_step(p->value.data<T>(), p->grad.data<T>(), p->value.numel(), static_cast<T>(lr));
     });
   }
 }

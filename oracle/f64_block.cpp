@@ -1,6 +1,6 @@
 // The float64 oracle; see f64_block.hpp. Matrices are row-major std::vector<double>;
 // every loop is the textbook formula, no blocking, no shared kernels.
-#include "tests/oracle/f64_block.hpp"
+#include "oracle/f64_block.hpp"
 
 #include <cmath>
 #include <numbers>
