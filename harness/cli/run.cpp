@@ -4,8 +4,8 @@
 
 #include <algorithm>
 
-#include "harness/cli/commands.hpp"
 #include "harness/cases/case_config.hpp"
+#include "harness/cli/commands.hpp"
 #include "harness/cli/expect.hpp"
 #include "harness/dumps/dump_staging.hpp"
 #include "harness/reports/report.hpp"
