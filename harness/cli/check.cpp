@@ -1,8 +1,10 @@
 // `rcts check DIR... [--cases PATHS] [--json F] [--junit F] [--reference-tolerance RTOL]`:
 // the cases' checks over dumps of any implementation (docs/dump-format.md).
 #include <iostream>
+#include <optional>
 
 #include "harness/cli/commands.hpp"
+#include "harness/cli/expect.hpp"
 #include "harness/reports/report.hpp"
 #include "harness/run/dump_check.hpp"
 
@@ -28,19 +30,29 @@ class CheckCommand : public Command {
         ->needs(reference_opt_);
     add_backend(sub, shared.backend_name, "cpu; the reference's backend with --reference-tolerance");
     add_limits(sub, shared.opt.limits);
+    add_expect_options(sub, expect_);
   }
   BackendNeed backend_need() const override { return *reference_opt_ ? BackendNeed::one : BackendNeed::none; }
 
   int run(Session& s) override {
     RunOptions& opt = s.opt;
     if (*reference_opt_) opt.reference = ReferenceTolerance{rtol_, atol_};
-    const auto groups = index_dumps(std::vector<std::filesystem::path>(dirs_.begin(), dirs_.end()));
+    std::optional<ExpectationFile> expectations;
+    if (!expect_.file.empty()) expectations = load_expectations(expect_, s.cases);
+    const std::vector<std::filesystem::path> dirs(dirs_.begin(), dirs_.end());
+    // With --expect every selected case gets a result: a directory may hold only skips.
+    const auto groups = index_dumps(dirs, expectations.has_value());
     auto header = make_header(opt);
     header.backend = "dumps";
     s.out << "rcts " << header.version << " (" << header.git_sha << ")  checking dumps, " << header.ranks
           << " rank(s), " << groups.size() << " dumped case(s)\n";
-    const auto results = check_dump_groups(s.cases, groups, opt, s.rank0 ? &std::cout : nullptr);
+    auto results = check_dump_groups(s.cases, groups, opt, s.rank0 ? &std::cout : nullptr);
+    if (expectations) add_undumped_cases(results, s.cases, opt.filter, opt.world_size, dirs, expectations->implementation);
     s.out << "\n" << summary_table(header, results);
+    if (expectations)
+      return finish_with_expectations(expect_, *expectations, s.cases, results,
+                                      runs_here(results, s.cases, opt.world_size, true), header, json_out_, junit_out_,
+                                      s.rank0, s.out);
     if (s.rank0) {
       write_file(json_out_, results_json(header, results).dump(2) + "\n");
       write_file(junit_out_, junit_xml(header, results));
@@ -54,6 +66,7 @@ class CheckCommand : public Command {
   std::string json_out_, junit_out_;
   double rtol_ = 0, atol_ = 0;
   CLI::Option* reference_opt_ = nullptr;
+  ExpectOptions expect_;
 };
 
 }  // namespace

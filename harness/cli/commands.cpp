@@ -17,6 +17,7 @@ std::vector<std::unique_ptr<Command>> make_commands() {
   c.push_back(make_regen_golden_command());
   c.push_back(make_mutants_command());
   c.push_back(make_block_command());
+  c.push_back(make_matrix_command());
   return c;
 }
 

@@ -16,5 +16,6 @@ std::unique_ptr<Command> make_advise_command();
 std::unique_ptr<Command> make_regen_golden_command();
 std::unique_ptr<Command> make_mutants_command();
 std::unique_ptr<Command> make_block_command();
+std::unique_ptr<Command> make_matrix_command();
 
 }  // namespace rcts::harness::cli

@@ -2,7 +2,11 @@
 // runs the cases and checks them; exit 1 when a case fails or errors.
 #include <optional>
 
+#include <algorithm>
+
+#include "harness/cases/case_config.hpp"
 #include "harness/cli/commands.hpp"
+#include "harness/cli/expect.hpp"
 #include "harness/dumps/dump_staging.hpp"
 #include "harness/reports/report.hpp"
 #include "harness/reports/run_report.hpp"
@@ -30,6 +34,7 @@ class RunCommand : public Command {
     sub->add_flag("--report-replace", report_replace_, "with --report: replace a non-empty DIR whole")->needs(report_opt);
     sub->add_option("--mutant", mutant_, "switch on a compiled-in fault (see `rcts mutants --list`)");
     sub->add_flag("--golden-only", shared.opt.golden_only, "run each case's baseline and check its golden digests only");
+    add_expect_options(sub, expect_);
   }
   BackendNeed backend_need() const override { return BackendNeed::pool_unless_named; }
   // --dump makes every rank take part in preparing the dump directory: part of the command.
@@ -39,6 +44,8 @@ class RunCommand : public Command {
 
   int run(Session& s) override {
     RunOptions& opt = s.opt;
+    std::optional<ExpectationFile> expectations;  // refused before anything runs
+    if (!expect_.file.empty()) expectations = load_expectations(expect_, s.cases);
     std::optional<FaultScope> fault;
     if (!mutant_.empty()) fault.emplace(parse_fault(mutant_));
     std::optional<DumpStaging> dump;
@@ -60,6 +67,17 @@ class RunCommand : public Command {
       report_staging->commit();
     }
     s.out << "\n" << summary_table(header, results);
+    if (expectations) {
+      std::vector<bool> listed;  // with --backend, a case that does not list it is not judged
+      if (opt.backend)
+        for (const auto& r : results) {
+          const auto c = std::find_if(s.cases.begin(), s.cases.end(), [&](const Case& x) { return x.id == r.id; });
+          listed.push_back(c != s.cases.end() && case_runs_on(*c, *opt.backend));
+        }
+      return finish_with_expectations(expect_, *expectations, s.cases, results,
+                                      runs_here(results, s.cases, opt.world_size, false, listed), header, json_out_,
+                                      junit_out_, s.rank0, s.out);
+    }
     if (s.rank0) {
       write_file(json_out_, results_json(header, results).dump(2) + "\n");
       write_file(junit_out_, junit_xml(header, results));
@@ -72,6 +90,7 @@ class RunCommand : public Command {
   SharedArgs* shared_ = nullptr;
   std::string json_out_, junit_out_, dump_dir_, report_dir_, mutant_;
   bool dump_replace_ = false, report_replace_ = false;
+  ExpectOptions expect_;
 };
 
 }  // namespace

@@ -86,7 +86,7 @@ std::string first_difference(const json& want, const json& got, const std::strin
   return want == got ? "" : (path.empty() ? "/" : path) + ": " + brief(got) + ", rcts resolves " + brief(want);
 }
 
-std::vector<DumpGroup> index_dumps(const std::vector<fs::path>& dirs) {
+std::vector<DumpGroup> index_dumps(const std::vector<fs::path>& dirs, bool allow_empty) {
   std::vector<DumpGroup> groups;
   for (const auto& dir : dirs) {
     if (!fs::is_directory(dir)) throw Error(dir.string() + ": not a directory (rcts check reads dump directories)");
@@ -95,7 +95,7 @@ std::vector<DumpGroup> index_dumps(const std::vector<fs::path>& dirs) {
     for (const auto& e : fs::recursive_directory_iterator(dir))
       if (e.is_regular_file() && e.path().filename() == kDumpManifest && e.path().parent_path() != dir)
         manifests.push_back(e.path());
-    if (manifests.empty()) throw Error(dir.string() + ": holds no dump (no " + std::string(kDumpManifest) + " below it)");
+    if (manifests.empty() && !allow_empty) throw Error(dir.string() + ": holds no dump (no " + std::string(kDumpManifest) + " below it)");
     std::sort(manifests.begin(), manifests.end());  // a stable order whatever the file system lists
     for (const auto& m : manifests) index_one(m, groups);
   }

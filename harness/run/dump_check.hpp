@@ -26,7 +26,8 @@ struct DumpGroup {
 // case, run, implementation and rank fields. Throws rcts::Error naming the file for a
 // manifest it cannot read, a directory with no dump, two dumps of the same run and
 // rank, or dumps of one case and backend that disagree on the world size.
-std::vector<DumpGroup> index_dumps(const std::vector<std::filesystem::path>& dirs);
+// `allow_empty` (rcts check --expect, where the skips count too): a directory may hold no dump.
+std::vector<DumpGroup> index_dumps(const std::vector<std::filesystem::path>& dirs, bool allow_empty = false);
 
 // The runs of one group for this world rank.
 class DumpSource : public RecordSource {

@@ -1,0 +1,182 @@
+#include "harness/cli/expect.hpp"
+
+#include <algorithm>
+#include <fstream>
+#include <map>
+#include <ostream>
+#include <set>
+#include <sstream>
+
+#include "harness/io/atomic_file.hpp"
+#include "harness/expectations/expectation_compare.hpp"
+#include "harness/expectations/expectation_update.hpp"
+#include "reference/core/error.hpp"
+
+namespace rcts::harness {
+
+namespace fs = std::filesystem;
+
+void add_expect_options(CLI::App* sub, ExpectOptions& o) {
+  auto* e = sub->add_option("--expect", o.file,
+                            "compare the outcomes with an expectation file (docs/expectations.md); exit 0 when they match");
+  sub->add_flag("--expect-strict", o.strict, "with --expect: unexpected passes and stale entries fail too")->needs(e);
+  sub->add_flag("--update-expectations", o.update,
+                "with --expect: write FILE.new as the outcomes suggest and print the diff to review (FILE is kept)")
+      ->needs(e);
+}
+
+std::vector<CaseInfo> case_infos(const std::vector<Case>& cases) {
+  std::vector<CaseInfo> out;
+  for (const auto& c : cases) out.push_back({c.id, c.ranks});
+  return out;
+}
+
+ExpectationFile load_expectations(const ExpectOptions& o, const std::vector<Case>& cases) {
+  ExpectationFile f = read_expectation_file(o.file);
+  refuse_conflicts(f, case_infos(cases));
+  return f;
+}
+
+std::string case_dir_name(const std::string& case_id) {
+  std::string s = case_id.substr(0, 200);
+  for (auto& ch : s) {
+    const bool ok = (ch >= 'A' && ch <= 'Z') || (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') || ch == '.' ||
+                    ch == '_' || ch == '-';
+    if (!ok) ch = '_';
+  }
+  return s;
+}
+
+namespace {
+
+std::string ranks_text(const std::vector<int>& ranks) {
+  std::string s;
+  for (int n : ranks) s += (s.empty() ? "" : ", ") + std::to_string(n);
+  return s;
+}
+
+std::string read_text(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::ostringstream os;
+  os << in.rdbuf();
+  return os.str();
+}
+
+// Case id -> the reason its marker gives, for every marker below `dirs`.
+std::map<std::string, std::string> skip_markers(const std::vector<Case>& cases, const std::vector<fs::path>& dirs) {
+  std::map<std::string, const Case*> by_dir;
+  for (const auto& c : cases) by_dir.emplace(case_dir_name(c.id), &c);
+  std::map<std::string, std::string> out;
+  for (const auto& dir : dirs) {
+    if (!fs::is_directory(dir)) continue;  // index_dumps has said so
+    std::vector<fs::path> found;
+    for (const auto& e : fs::recursive_directory_iterator(dir))
+      if (e.is_regular_file() && e.path().filename() == kSkipMarker) found.push_back(e.path());
+    std::sort(found.begin(), found.end());
+    for (const auto& m : found) {
+      const std::string name = m.parent_path().filename().string();
+      const auto c = by_dir.find(name);
+      if (c == by_dir.end())
+        throw Error(m.string() + ": a skip marker in '" + name + "', which names no case of the case set");
+      std::string why = read_text(m);
+      while (!why.empty() && (why.back() == '\n' || why.back() == ' ' || why.back() == '\r')) why.pop_back();
+      if (why.empty()) throw Error(m.string() + ": an empty skip marker: it must say why the case is skipped");
+      out[c->second->id] = why;
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+void add_undumped_cases(std::vector<CaseResult>& results, const std::vector<Case>& cases, const std::string& filter,
+                        int world_size, const std::vector<fs::path>& dirs, const std::string& implementation) {
+  const auto markers = skip_markers(cases, dirs);
+  std::vector<std::string> backends;
+  for (const auto& r : results)
+    if (std::find(backends.begin(), backends.end(), r.backend) == backends.end()) backends.push_back(r.backend);
+  if (backends.empty()) backends.push_back(implementation);
+  std::set<std::pair<std::string, std::string>> have;
+  for (const auto& r : results) have.insert({r.id, r.backend});
+  std::string where;
+  for (const auto& d : dirs) where += (where.empty() ? "" : ", ") + d.string();
+  for (const auto& backend : backends)
+    for (const auto& c : cases) {
+      if ((!filter.empty() && !glob_match(filter, c.id)) || have.count({c.id, backend})) continue;
+      CaseResult r;
+      r.id = c.id;
+      r.file = c.file.string();
+      r.backend = backend;
+      r.outcome = Outcome::skip;
+      const auto marker = markers.find(c.id);
+      if (std::find(c.ranks.begin(), c.ranks.end(), world_size) == c.ranks.end())
+        r.reason = "needs " + ranks_text(c.ranks) + " ranks, this check has " + std::to_string(world_size);
+      else if (c.expect.config_error)
+        r.reason = "a config_error case: rcts judges its config alone, no implementation runs it";
+      else if (marker != markers.end())
+        r.reason = "skipped by the implementation: " + marker->second;
+      else
+        r.reason = "not dumped: no dump of this case below " + where;
+      results.push_back(std::move(r));
+    }
+}
+
+std::vector<bool> runs_here(const std::vector<CaseResult>& results, const std::vector<Case>& cases, int world_size,
+                            bool checking_dumps, const std::vector<bool>& backend_listed) {
+  std::map<std::string, const Case*> by_id;
+  for (const auto& c : cases) by_id.emplace(c.id, &c);
+  std::vector<bool> out;
+  for (size_t i = 0; i < results.size(); ++i) {
+    const auto it = by_id.find(results[i].id);
+    bool here = it != by_id.end() &&
+                std::find(it->second->ranks.begin(), it->second->ranks.end(), world_size) != it->second->ranks.end();
+    if (here && checking_dumps && it->second->expect.config_error) here = false;
+    if (i < backend_listed.size() && !backend_listed[i]) here = false;
+    out.push_back(here);
+  }
+  return out;
+}
+
+int finish_with_expectations(const ExpectOptions& o, const ExpectationFile& f, const std::vector<Case>& cases,
+                             const std::vector<CaseResult>& results, const std::vector<bool>& here,
+                             const RunHeader& header, const std::string& json_out, const std::string& junit_out,
+                             bool write, std::ostream& out) {
+  if (results.empty()) {  // nothing compared is nothing met
+    out << "\nexpectations: no result to compare with " << o.file << "\n";
+    return 1;
+  }
+  const auto infos = case_infos(cases);
+  const ExpectationComparison cmp = compare_expectations(f, infos, results, here, header.ranks, o.strict);
+  out << "\n" << expectation_summary(cmp, results);
+  if (write) {
+    if (!json_out.empty()) {
+      nlohmann::json j = results_json(header, results);
+      add_expectations_json(j, cmp);
+      write_file_atomic(json_out, j.dump(2) + "\n");
+    }
+    if (!junit_out.empty()) write_file_atomic(junit_out, junit_xml(header, junit_view(cmp, results)));
+  }
+  if (o.update && write) {
+    const ExpectationUpdate up = propose_update(cmp, infos, results);
+    const std::string proposed = o.file + ".new";
+    if (!up.changes()) {
+      out << "\n--update-expectations: " << o.file << " needs no change; nothing written\n";
+    } else {
+      const std::string before = read_text(o.file), after = expectation_file_text(up.proposed);
+      write_file_atomic(proposed, after);
+      out << "\n--update-expectations: wrote " << proposed << " (" << o.file << " is unchanged). Review it:\n";
+      if (before != expectation_file_text(f))
+        out << "  (" << o.file << " is not in the canonical layout: the diff also shows the re-layout)\n";
+      for (const auto& l : up.added) out << "  added    " << l << "\n";
+      for (const auto& l : up.removed) out << "  removed  " << l << "\n";
+      for (const auto& l : up.changed) out << "  changed  " << l << "\n";
+      out << "Every " << kReasonPlaceholder << " reason must be written by hand (rcts refuses the file until then); "
+          << "then move " << proposed << " over " << o.file << ".\n\n"
+          << unified_diff(before, after, o.file, proposed);
+    }
+    for (const auto& l : up.by_hand) out << "  by hand  " << l << "\n";
+  }
+  return cmp.ok() ? 0 : 1;
+}
+
+}  // namespace rcts::harness

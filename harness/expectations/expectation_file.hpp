@@ -1,0 +1,68 @@
+// Expectation files (docs/expectations.md): for one implementation at one version, the
+// cases (and their checks) expected not to pass, each with a reason. Every case not
+// named is expected to pass. Parsing is strict: a file that would be read one way by
+// rcts and another by its reviewer is refused, naming the file, the JSON path and the
+// value. Conflicts between entries are found against a case set (globs overlap only
+// through the ids they match): conflicts().
+#pragma once
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace rcts::harness {
+
+inline constexpr const char* kExpectationsFormat = "rcts-expectations";
+inline constexpr int kExpectationsVersion = 1;
+
+enum class ExpectedOutcome { fail, skip };
+
+struct ExpectationEntry {
+  size_t index = 0;            // position in "entries", as errors and reports name it
+  std::string case_pattern;    // a case id or a glob (*, ?, [...]) over case ids
+  std::vector<int> ranks;      // world sizes it applies to; empty: every world size
+  ExpectedOutcome outcome = ExpectedOutcome::fail;
+  std::vector<std::string> checks;  // fail: exactly the kinds expected to fail (sorted)
+  std::string reason;
+  std::string issue;  // optional URL
+
+  bool applies_at(int world_size) const;
+  bool matches(const std::string& case_id) const;
+  std::string label() const;  // "entry 3 ('moe.*')"
+};
+
+struct ExpectationFile {
+  std::string file;  // as given, for messages
+  std::string implementation, implementation_version;
+  std::vector<ExpectationEntry> entries;
+};
+
+// A case as the expectation code needs it: its id and the world sizes it runs at.
+struct CaseInfo {
+  std::string id;
+  std::vector<int> ranks = {1};
+};
+
+// The check kinds an entry may name: every result kind a check can report.
+std::vector<std::string> expectable_check_kinds();
+
+// Throws rcts::Error naming `file`, the JSON path and the value.
+ExpectationFile parse_expectation_file(const nlohmann::json& j, const std::string& file);
+ExpectationFile read_expectation_file(const std::filesystem::path& file);
+
+// Every (case, world size) of `cases` that two entries both match, as messages naming
+// both entries; empty: none. At world sizes the case runs at.
+std::vector<std::string> expectation_conflicts(const ExpectationFile& f, const std::vector<CaseInfo>& cases);
+// Throws rcts::Error listing the conflicts, if any.
+void refuse_conflicts(const ExpectationFile& f, const std::vector<CaseInfo>& cases);
+
+// The canonical text of a file: keys in the documented order, one entry per block,
+// arrays on one line; what --update-expectations writes and diffs against.
+std::string expectation_file_text(const ExpectationFile& f);
+
+// The placeholder --update-expectations writes for a reason a person must give; a file
+// still holding one is refused.
+inline constexpr const char* kReasonPlaceholder = "TODO(review):";
+
+}  // namespace rcts::harness
