@@ -27,6 +27,10 @@ _NUMPY = {"f32": "<f4", "f64": "<f8", "bf16": "<u2", "u8": "|u1"}
 from .errors import AdapterError, where
 
 
+# The optional top-level fields a dump may declare it did not record (docs/dump-format.md).
+NOT_RECORDED = ("side_effects", "counts")
+
+
 class DumpError(AdapterError):
     """A dump that cannot be read or written; the message names the file and JSON path."""
 
@@ -270,4 +274,12 @@ def write_run(directory, meta, cfg, out, implementation, layouts=None):
         "masks": masks, "counts": out["counts"], "side_effects": out.get("side_effects", {}),
         "memory": {},
     }
+    # What the adapter cannot observe is declared, with why, and left out (NOT_RECORDED).
+    for field, why in out.get("not_recorded", {}).items():
+        if field not in NOT_RECORDED:
+            raise DumpError(f"{directory}: not_recorded '{field}' is not an optional field ({sorted(NOT_RECORDED)})")
+        if not why:
+            raise DumpError(f"{directory}: not_recorded '{field}' needs a reason")
+        manifest.pop(field, None)
+        manifest.setdefault("not_recorded", {})[field] = why
     w.finish(manifest)

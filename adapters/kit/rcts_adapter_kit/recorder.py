@@ -9,6 +9,7 @@ the model code does while the phase is "backward" was re-run by a checkpoint.
 import contextlib
 
 import torch
+from torch.utils._python_dispatch import TorchDispatchMode
 
 
 def storage_ptr(t):
@@ -28,6 +29,12 @@ class Recorder:
         self.param_storages = set(param_storages)
         self.offloaded = self.reloaded = 0  # bytes moved by an offload hook this micro-batch
         self.host_resident = 0              # bytes the offload hooks hold on the host right now
+        # A recompute that re-runs a region's Python but serves most ops from a cache
+        # (selective activation checkpointing) recomputes a module only where one of its
+        # ops really runs: with count_recompute_by_ops, a module entered in recompute
+        # is counted when op_observer() sees one of its ops.
+        self.count_recompute_by_ops = False
+        self.pending = []                   # per path frame: module key not yet counted in this recompute
 
     @property
     def recompute(self):
@@ -45,12 +52,30 @@ class Recorder:
     def module(self, name):
         """Counts one invocation of module `name` (below the current path)."""
         self.path.append(name)
-        c = self.counts.setdefault(self.module_path(), [0, 0])
-        c[1 if self.recompute else 0] += 1
+        key = self.module_path()
+        c = self.counts.setdefault(key, [0, 0])
+        if self.recompute and self.count_recompute_by_ops:
+            self.pending.append(key)
+        else:
+            c[1 if self.recompute else 0] += 1
+            self.pending.append(None)
         try:
             yield
         finally:
             self.path.pop()
+            self.pending.pop()
+
+    def op_ran(self):
+        """An op really ran in recompute: every module around it not yet counted is."""
+        for i, key in enumerate(self.pending):
+            if key is not None:
+                self.counts[key][1] += 1
+                self.pending[i] = None
+
+    def op_observer(self):
+        """A dispatch mode calling op_ran() for each op that reaches it in recompute (a
+        cache in a mode above it answers the ops it holds without passing them on)."""
+        return _OpObserver(self)
 
     def under_current_path(self, fn):
         """fn, run under today's module path whenever it runs: a checkpoint re-runs it
@@ -59,10 +84,11 @@ class Recorder:
 
         def wrapped(*args):
             saved, self.path = self.path, list(path)
+            saved_pending, self.pending = self.pending, [None] * len(path)
             try:
                 return fn(*args)
             finally:
-                self.path = saved
+                self.path, self.pending = saved, saved_pending
 
         return wrapped
 
@@ -83,3 +109,17 @@ class Recorder:
 
     def counts_json(self):
         return {k: {"original": v[0], "recompute": v[1]} for k, v in self.counts.items()}
+
+
+_IGNORED = {torch.ops.aten.detach.default}  # checkpoint's own bookkeeping, no computation
+
+
+class _OpObserver(TorchDispatchMode):
+    def __init__(self, rec):
+        super().__init__()
+        self.rec = rec
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        if self.rec.recompute and func not in _IGNORED:
+            self.rec.op_ran()
+        return func(*args, **(kwargs or {}))

@@ -43,12 +43,22 @@ class RecordingHooks(torch.autograd.graph.saved_tensors_hooks):
         super().__init__(pack, lambda t: t)
 
 
-def offload_hooks(rec, min_elements=0, pin_memory=False):
+_STALE_POOL = {}
+
+
+def offload_hooks(rec, min_elements=0, pin_memory=False, stale=False):
     """torch.autograd.graph.save_on_cpu with its own pack/unpack wrapped so the bytes it
     moves are counted. A tensor with fewer than `min_elements` elements, and every
-    parameter, stays on the device (Megatron-LM's min_offloaded_tensor_size rule)."""
+    parameter, stays on the device (Megatron-LM's min_offloaded_tensor_size rule).
+    stale=True is a fault for tests: one host buffer per (shape, dtype), reused by the
+    next save before the earlier one is reloaded."""
     s = torch.autograd.graph.save_on_cpu(pin_memory=pin_memory)
     inner_pack, inner_unpack = s.pack_hook, s.unpack_hook
+    if stale:
+        def inner_pack(t, inner=inner_pack):
+            buf = _STALE_POOL.setdefault((tuple(t.shape), t.dtype), torch.empty_like(t, device="cpu"))
+            buf.copy_(t)
+            return (t.device, buf)
 
     def pack(t):
         if t.numel() < min_elements or storage_ptr(t) in rec.param_storages:

@@ -20,7 +20,7 @@ from . import driver  # noqa: I100  (first: puts the kit on sys.path from a chec
 from rcts_adapter_kit import dump
 from rcts_adapter_kit.case import Case, rcts_runs
 from rcts_adapter_kit.errors import AdapterError
-from .mechanisms import CASE_KEYS, unsupported
+from .mechanisms import CASE_KEYS, STYLES, unsupported
 
 
 def main(argv=None):
@@ -28,25 +28,36 @@ def main(argv=None):
     ap.add_argument("case")
     ap.add_argument("--rcts-dump", required=True)
     ap.add_argument("--out", required=True)
-    ap.add_argument("--style", choices=["reentrant", "non_reentrant"], default="non_reentrant")
+    ap.add_argument("--style", choices=STYLES, default="non_reentrant", help="one mode, dumps under --out")
+    ap.add_argument("--styles", help="comma-separated modes in one process, dumps under OUT/pytorch-<mode>; "
+                                     "prints skip[mode]: / wrote[mode]: / error[mode]: per mode")
     ap.add_argument("--fail-on-skip", action="store_true")
     a = ap.parse_args(argv)
     try:
-        return run_case(a)
+        if not a.styles:
+            return run_case(a, a.style, a.out, "")
+        styles = a.styles.split(",")
+        for s in styles:
+            if s not in STYLES:
+                raise AdapterError(f"--styles {a.styles}: '{s}' is not one of {', '.join(STYLES)}")
+        rc = 0
+        for s in styles:
+            rc = max(rc, run_case(a, s, os.path.join(a.out, f"pytorch-{s}"), f"[{s}]"))
+        return rc
     except AdapterError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
 
 
-def run_case(a):
+def run_case(a, style, out, tag):
     case = Case(a.case)
-    out_case = os.path.join(a.out, dump.safe_stem(case.id))
+    out_case = os.path.join(out, dump.safe_stem(case.id))
 
     def skip(why):
         os.makedirs(out_case, exist_ok=True)
         with open(os.path.join(out_case, "SKIPPED"), "w") as f:
             f.write(why + "\n")
-        print(f"skip: {case.id}: {why}")
+        print(f"skip{tag}: {case.id}: {why}")
         return 3 if a.fail_on_skip else 0
 
     if "config_error" in case.expect:
@@ -62,15 +73,20 @@ def run_case(a):
         why = unsupported(manifest["config"], case.ranks)
         if why:
             return skip(f"run '{name}': {why}" if name != "baseline" else why)
-    impl = {"name": "pytorch", "version": f"torch {torch.__version__}, checkpoint use_reentrant="
-            f"{a.style == 'reentrant'}", "backend": "torch-cpu", "generator": driver.GENERATOR}
+    if style == "sac" and not any(m["config"]["recompute"]["recompute_granularity"] == "selective"
+                                  for _, m in runs.values()):
+        return skip("no selective recompute: SAC mode runs as non_reentrant (same checkpoints)")
+    how = {"reentrant": "checkpoint use_reentrant=True", "non_reentrant": "checkpoint use_reentrant=False",
+           "sac": "selective activation checkpointing (create_selective_checkpoint_contexts)"}[style]
+    impl = {"name": "pytorch", "version": f"torch {torch.__version__}, {how}", "backend": "torch-cpu",
+            "generator": driver.GENERATOR}
     for name, (d, theirs) in runs.items():
         cfg, run_meta = theirs["config"], theirs["run"]
-        out = driver.run(cfg, base.params, base.inputs, base.targets, a.style)
+        out_run = driver.run(cfg, base.params, base.inputs, base.targets, style)
         meta = {"case_id": case.id, "case_file": a.case, "run": name, "role": run_meta["role"],
                 "of_variant": run_meta.get("of_variant", ""), "rank": theirs.get("rank")}
-        dump.write_run(dump.run_dir(a.out, case.id, impl["backend"], name), meta, cfg, out, impl)
-    print(f"wrote: {case.id}: {len(runs)} runs ({a.style})")
+        dump.write_run(dump.run_dir(out, case.id, impl["backend"], name), meta, cfg, out_run, impl)
+    print(f"wrote{tag}: {case.id}: {len(runs)} runs ({style})")
     return 0
 
 

@@ -3,6 +3,8 @@ loss 0.5 * mean((y - target)^2), gradients accumulated over a step's micro-batch
 with rate 2^-6 between steps (docs/decisions.md), PyTorch's default CPU generator seeded
 with run.seed. Returns everything a format-1 dump holds, as plain Python and tensors.
 """
+import contextlib
+
 import torch
 from rcts_adapter_kit.recorder import Recorder, storage_ptr
 from rcts_adapter_kit.rng import DEFAULT_CPU, Generators
@@ -13,6 +15,11 @@ from .model import Block
 
 SGD_RATE = 2.0 ** -6
 GENERATOR = DEFAULT_CPU
+# rcts's side effects (tokens_seen per layer, FP8 amax histories) are state a layer
+# updates once per forward; PyTorch's block has none, so any count would be the adapter's
+# own, which a recompute never reaches: comparing it could never fail.
+NO_SIDE_EFFECTS = ("PyTorch's block updates no state per forward (no tokens_seen counter, no FP8 amax history); "
+                   "a count kept by the adapter's driver would be the adapter's, not PyTorch's")
 
 
 def run(cfg, initial_params, inputs, targets, style):
@@ -20,7 +27,6 @@ def run(cfg, initial_params, inputs, targets, style):
     steps, per = cfg["run"]["steps"], cfg["run"]["micro_batches"]
     training = cfg["run"]["training"]
     n_layers = cfg["model"]["num_layers"]
-    tokens = cfg["model"]["seq_length"] * cfg["model"]["micro_batch_size"]
     params = {n: t.clone().requires_grad_(training) for n, t in initial_params}
     order = [n for n, _ in initial_params]
     rec = Recorder({storage_ptr(p) for p in params.values()})
@@ -28,7 +34,7 @@ def run(cfg, initial_params, inputs, targets, style):
     block = Block(params, cfg, act, rec, Mechanism(cfg, style, rec))
     torch.manual_seed(cfg["run"]["seed"])
 
-    out = {"micro_batches": [], "steps": [], "side_effects": {}}
+    out = {"micro_batches": [], "steps": [], "not_recorded": {"side_effects": NO_SIDE_EFFECTS}}
     for step in range(steps):
         for p in params.values():
             p.grad = None
@@ -39,15 +45,12 @@ def run(cfg, initial_params, inputs, targets, style):
             x = inputs[i].clone().requires_grad_(training)
             with torch.set_grad_enabled(training), RecordingHooks(rec), gens.guard():
                 y = block.forward(x)
-            for l in range(n_layers):  # applied once per forward; a recompute never reaches here
-                key = f"layers.{l}.tokens_seen"
-                out["side_effects"][key] = out["side_effects"].get(key, 0.0) + float(tokens)
             saves = rec.saves
             device_held, host_held = held_bytes(saves), rec.host_resident
             loss = 0.5 * ((y.float() - targets[i].float()) ** 2).mean()
             if training:
                 rec.phase = "backward"
-                with gens.guard():
+                with gens.guard(), (rec.op_observer() if rec.count_recompute_by_ops else contextlib.nullcontext()):
                     loss.backward()
                 rec.phase = "forward"
             gens.check()

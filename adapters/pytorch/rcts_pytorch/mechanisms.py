@@ -5,7 +5,11 @@
   fine-grained offload of a module         torch.autograd.graph.save_on_cpu around that module
   layer-level cpu_offloading (first N)     torch.autograd.graph.save_on_cpu around each of those layers
 
-`style` is "reentrant" or "non_reentrant" (checkpoint's use_reentrant). PyTorch has no
+`style` is "reentrant" or "non_reentrant" (checkpoint's use_reentrant), or "sac":
+selective recompute as selective activation checkpointing, one non-reentrant checkpoint
+per layer whose create_selective_checkpoint_contexts policy recomputes the ops of the
+named modules and saves every other op's output (full recompute and offload as
+non_reentrant). PyTorch has no
 output-discarding checkpoint: selective `layernorm` is an ordinary checkpoint of the
 layernorm (same values, other memory). What cannot be expressed is refused by
 unsupported() with the reason, so the case is reported as skipped.
@@ -20,6 +24,9 @@ from rcts_adapter_kit.saved import note_save, offload_hooks
 from . import faults
 
 SELECTIVE = {"core_attn", "mlp", "layernorm"}
+STYLES = ("reentrant", "non_reentrant", "sac")
+# SAC: the module paths (recorder.module names) whose ops a selective module name covers.
+SAC_MODULES = {"core_attn": ("attention.core",), "mlp": ("mlp",), "layernorm": ("input_layernorm", "pre_mlp_layernorm")}
 OFFLOADABLE = {"attn_norm", "qkv_linear", "core_attn", "attn_proj", "mlp_norm"}
 
 # The case-file keys the adapter models: not seed_ranks (a run seeded as another rank's
@@ -88,8 +95,10 @@ def unsupported(cfg, world_sizes):
 
 class Mechanism:
     def __init__(self, cfg, style, rec):
-        assert style in ("reentrant", "non_reentrant")
+        assert style in STYLES, style
         self.rec, self.reentrant = rec, style == "reentrant"
+        self.sac = style == "sac"
+        rec.count_recompute_by_ops = self.sac
         r, o = cfg["recompute"], cfg["offload"]
         # Eval is not special-cased: what PyTorch's checkpoint does under no_grad is its own.
         self.granularity = r.get("recompute_granularity")
@@ -100,7 +109,14 @@ class Mechanism:
         self.layer_offload = o.get("cpu_offloading_num_layers", 0) if o.get("cpu_offloading") else -1
         self.min_elements = o.get("min_offloaded_tensor_size", 0)
 
-    def checkpoint(self, fn, x, owner):
+    def policy(self, ctx, op, *args, **kwargs):
+        """SAC: recompute the ops of the modules selective recompute names, save the rest."""
+        path = f".{self.rec.module_path()}."
+        if any(f".{m}." in path for name in self.selective for m in SAC_MODULES[name]):
+            return tc.CheckpointPolicy.PREFER_RECOMPUTE
+        return tc.CheckpointPolicy.MUST_SAVE
+
+    def checkpoint(self, fn, x, owner, sac=False):
         """checkpoint(fn, x); its stored input is attributed to module `owner`. The
         reentrant form saves the input with save_for_backward (the saved-tensor hooks see
         it); the non-reentrant form keeps it in its closure, out of the hooks' sight, so
@@ -111,17 +127,23 @@ class Mechanism:
         try:
             if not self.reentrant and torch.is_grad_enabled():
                 note_save(self.rec, x, "checkpoint_input", "checkpoint_input (non-reentrant closure)", owner)
+            extra = {}
+            if sac:
+                extra = {"context_fn": lambda: tc.create_selective_checkpoint_contexts(self.policy),
+                         "respect_saved_tensors_hooks": True}  # SAC's cache goes through the hooks: counted
             return tc.checkpoint(fn, x, use_reentrant=self.reentrant,
-                                 preserve_rng_state=not faults.active("no_preserve_rng"))
+                                 preserve_rng_state=not faults.active("no_preserve_rng"), **extra)
         finally:
             self.rec.checkpoint_inputs.pop(ptr, None)
 
     def region(self, selective_name, fn, x, offload=None):
-        """One module of a layer: checkpointed when selective recompute names it, under
-        save_on_cpu when fine-grained offload names it (both may apply)."""
-        run = (lambda t: self.checkpoint(fn, t, self.rec.module_path())) if selective_name in self.selective else fn
+        """One module of a layer: checkpointed when selective recompute names it (SAC: the
+        layer's policy recomputes it instead), under save_on_cpu when fine-grained offload
+        names it (both may apply)."""
+        own = selective_name in self.selective and not self.sac
+        run = (lambda t: self.checkpoint(fn, t, self.rec.module_path())) if own else fn
         if offload in self.offload:
-            with offload_hooks(self.rec, self.min_elements):
+            with offload_hooks(self.rec, self.min_elements, stale=faults.active("stale_offload_buffer")):
                 return run(x)
         return run(x)
 
@@ -134,8 +156,11 @@ class Mechanism:
         return [(i, i + 1, True) for i in range(self.n)] + ([(self.n, n_layers, False)] if self.n < n_layers else [])
 
     def block(self, layers, x):
+        x0 = x
         for begin, end, ckpt in self.chunks(len(layers)):
             def seg(t, begin=begin, end=end):
+                if begin > 0 and self.rec.recompute and faults.active("wrong_chunk_input"):
+                    t = t + (x0.detach() - t.detach())  # the block's input's values, t's gradient path
                 for l in layers[begin:end]:
                     t = self.layer(l, t)
                 return t
@@ -144,6 +169,8 @@ class Mechanism:
         return x
 
     def layer(self, l, x):
+        if self.sac and self.selective:  # one checkpoint per layer, its policy picks the modules
+            return self.checkpoint(l.forward, x, f"layers.{l.i}", sac=True)
         if l.i < self.layer_offload:
             with offload_hooks(self.rec, self.min_elements):
                 return l.forward(x)
