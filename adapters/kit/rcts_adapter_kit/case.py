@@ -17,7 +17,7 @@ def read_json(path, what):
         raise AdapterError(f"{what} {path}: not JSON: {e}") from e
 
 
-# The keys of a case file (harness/lib/case.cpp); another key is an error, as in rcts.
+# The keys of a case file (harness/cases/case.cpp); another key is an error, as in rcts.
 CASE_KEYS = ("id", "description", "ranks", "backends", "config", "seed_ranks", "variants", "expect", "xfail")
 
 

@@ -1,4 +1,5 @@
-"""Expectation files, format 1 (docs/expectations.md; `rcts check --expect` reads the same
+"""Expectation files, format 1 (the shared spec of this session, docs/expectations.md once
+issue 24 lands it; `rcts check --expect` reads the same
 files): for one implementation at one version, the cases (and checks) expected not to
 pass, each with a reason. Read strictly (unknown keys, wrong types, empty reasons,
 unknown check kinds, conflicting entries are refused naming the file, JSON path and
@@ -8,7 +9,7 @@ import json
 
 from .errors import AdapterError, where
 
-# rcts's check kinds (harness/lib/check_kinds.cpp, plus the result kinds tp_replicas and
+# rcts's check kinds (harness/checks/check_kinds.cpp, plus the result kinds tp_replicas and
 # reference that their passes report).
 CHECK_KINDS = ("bitwise", "masks", "rng", "memory", "counts", "masks_across_ranks", "tp_replicas", "offload",
                "golden", "config_error", "reference")

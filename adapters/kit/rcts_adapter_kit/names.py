@@ -1,7 +1,7 @@
 """Parameter names and the fused-QKV layout: rcts's names beside Megatron-LM's (GPT model,
 local layer spec; docs/dump-format.md, "Parameter names"), and the row permutation
 between rcts's QKV layout ([q | k | v], head-major inside) and Megatron-LM's (per head
-interleaved [head][q, k, v][d]). The same table as harness/lib/dump_v1.cpp's
+interleaved [head][q, k, v][d]). The same table as harness/dumps/dump_v1.cpp's
 megatron_name(); the kit's unit tests pin both directions."""
 import re
 
