@@ -109,6 +109,52 @@ class CaseFile(unittest.TestCase):
         self.assertIsNone(c.unmodelled(("id", "seed_ranks")))
 
 
+class ExpectationFiles(unittest.TestCase):
+    def load(self, entries, **top):
+        doc = {"format": "rcts-expectations", "version": 1, "implementation": "pytorch-reentrant",
+               "implementation_version": "torch 2.15.0", "entries": entries, **top}
+        with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
+            json.dump(doc, f)
+        self.addCleanup(os.unlink, f.name)
+        return f.name
+
+    def test_verdicts_per_case(self):
+        from rcts_adapter_kit.expectations import Expectations, ok
+        e = Expectations(self.load([
+            {"case": "mem.*", "outcome": "fail", "checks": ["memory"], "reason": "autograd keeps more"},
+            {"case": "moe.a", "outcome": "skip", "reason": "dense only"},
+            {"case": "gone", "outcome": "skip", "reason": "r"}]))
+        verdicts, stale = e.compare({("mem.x", 1): ("fail", ["memory"]), ("mem.y", 1): ("fail", ["bitwise", "memory"]),
+                                     ("mem.z", 1): ("pass", []), ("moe.a", 1): ("skip", []),
+                                     ("ok", 1): ("pass", []), ("bad", 1): ("fail", ["rng"]), ("sk", 1): ("skip", [])})
+        self.assertEqual({k[0]: v[0] for k, v in verdicts.items()},
+                         {"mem.x": "expected-fail", "mem.y": "different-failure", "mem.z": "unexpected-pass",
+                          "moe.a": "expected-skip", "ok": "pass", "bad": "regression", "sk": "unexpected-skip"})
+        self.assertEqual([i for i, _ in stale], [2])
+        self.assertFalse(ok(verdicts, stale))
+        only_fixed = {k: v for k, v in verdicts.items() if k[0] in ("mem.x", "mem.z", "ok")}
+        self.assertTrue(ok(only_fixed, stale))
+        self.assertFalse(ok(only_fixed, stale, strict=True))
+
+    def test_refusals_name_the_file_path_and_value(self):
+        from rcts_adapter_kit.expectations import Expectations
+        for entries, top, want in [
+                ([{"case": "a", "outcome": "fail", "checks": [], "reason": "r"}], {}, "/entries/0/checks"),
+                ([{"case": "a", "outcome": "xfail", "reason": "r"}], {}, "/entries/0/outcome: 'xfail'"),
+                ([{"case": "a", "outcome": "skip", "reason": " "}], {}, "/entries/0/reason"),
+                ([{"case": "a", "outcome": "skip", "reason": "r", "why": 1}], {}, "/entries/0/why: unknown key"),
+                ([], {"version": 2}, "/version: 2")]:
+            path = self.load(entries, **top)
+            with self.assertRaises(AdapterError) as e:
+                Expectations(path)
+            self.assertIn(f"{path}: {want}", str(e.exception))
+        e = Expectations(self.load([{"case": "a*", "outcome": "skip", "reason": "r"},
+                                    {"case": "ab", "outcome": "skip", "reason": "r"}]))
+        with self.assertRaises(AdapterError) as err:
+            e.entry_for("ab", 1)
+        self.assertIn("entries 0 and 1 both match case 'ab'", str(err.exception))
+
+
 class Guard(unittest.TestCase):
     def test_draws_from_recorded_generators_are_counted(self):
         g = Generators()
