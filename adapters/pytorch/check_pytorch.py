@@ -1,13 +1,19 @@
 """scripts/check-pytorch: rcts's case set against PyTorch's own checkpointing and offload.
 
 For the selected cases: `rcts run --dump` writes rcts's dumps (the parameters, data and
-resolved configs the adapter starts from); the adapter runs every case twice, with
-checkpoint(use_reentrant=True) and (use_reentrant=False), and writes format-1 dumps;
-`rcts check` judges each set of dumps. Prints one line per case and style and a summary;
-with --json writes the outcomes. Exit 0 when every outcome is the expected one
-(--expect FILE: {"case id": {"reentrant": OUTCOME, "non_reentrant": OUTCOME}}, OUTCOME
-"pass", "skip", or {"outcome": "fail", "failing": [check kinds, exactly]}),
-or, without --expect, when nothing errored.
+resolved configs the adapter starts from); the adapter runs every case in each mode
+(--modes: reentrant, non_reentrant, sac, compile; see adapters/pytorch/README or
+docs/frameworks.md) and writes format-1 dumps; `rcts check` judges each mode's dumps.
+Prints one line per case and mode, what each check judged or why it skipped, and a
+summary; with --json writes the outcomes. With --expect FILE (expectation files, format
+1: docs/expectations.md; one per mode, named by its "implementation", e.g.
+"pytorch-reentrant") exit 0 only when every outcome is as expected (differences are
+reported as regression, unexpected-pass, different-failure, unexpected-skip, stale
+entry); without --expect, exit 0 when nothing errored. Exit 2: bad input.
+
+--out DIR: a new or empty directory, or one an earlier check-pytorch made (it holds
+.rcts-check-pytorch); only the parts this script writes are replaced, nothing else in
+DIR is ever deleted.
 """
 import argparse
 import fnmatch
@@ -21,7 +27,15 @@ import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
-STYLES = ("reentrant", "non_reentrant")
+sys.path.insert(0, os.path.join(ROOT, "adapters", "kit"))
+
+from rcts_adapter_kit.case import Case  # noqa: E402
+from rcts_adapter_kit.errors import AdapterError  # noqa: E402
+from rcts_adapter_kit.expectations import Expectations, ok as expectations_ok  # noqa: E402
+
+MODES = ("reentrant", "non_reentrant", "sac", "compile")
+DEFAULT_MODES = "reentrant,non_reentrant,sac"
+MARK = ".rcts-check-pytorch"  # says a directory was made by this script (F15)
 
 
 def case_files(paths):
@@ -30,8 +44,10 @@ def case_files(paths):
         if os.path.isdir(p):
             out += sorted(f for f in glob.glob(os.path.join(p, "**", "*.json"), recursive=True)
                           if f"{os.sep}invalid{os.sep}" not in f)
-        else:
+        elif os.path.isfile(p):
             out.append(p)
+        else:
+            raise AdapterError(f"{p}: no such case file or directory")
     return out
 
 
@@ -39,25 +55,45 @@ def run(cmd, env=None):
     return subprocess.run(cmd, capture_output=True, text=True, env=env)
 
 
+def prepare_out(out, modes):
+    """Makes `out` ready without deleting anything this script did not write (F15)."""
+    if os.path.lexists(out) and not os.path.isdir(out):
+        raise AdapterError(f"--out {out}: exists and is not a directory")
+    if os.path.isdir(out) and os.listdir(out) and not os.path.isfile(os.path.join(out, MARK)):
+        raise AdapterError(f"--out {out}: a non-empty directory check-pytorch did not make (no {MARK}); "
+                           "give a new or empty directory: nothing in it is deleted")
+    os.makedirs(out, exist_ok=True)
+    with open(os.path.join(out, MARK), "w") as f:
+        f.write("made by scripts/check-pytorch; it replaces only rcts/ and pytorch-<mode>/ here\n")
+    for sub in ["rcts"] + [f"pytorch-{m}" for m in MODES]:
+        p = os.path.join(out, sub)
+        if os.path.islink(p) or os.path.isfile(p):
+            os.unlink(p)
+        elif os.path.isdir(p):
+            shutil.rmtree(p)
+
+
 def check_outcome(rcts, case_file, dump_root, case_id):
-    """(outcome, failing check kinds, detail lines) of `rcts check` over one case's dumps."""
+    """(outcome, failing check kinds, detail lines, per-check summaries) of `rcts check`."""
     d = os.path.join(dump_root, re.sub(r"[^A-Za-z0-9._-]", "_", case_id))
-    report = os.path.join(dump_root, f"{case_id}.check.json")
+    report = os.path.join(dump_root, f"{re.sub(r'[^A-Za-z0-9._-]', '_', case_id)}.check.json")
     r = run([rcts, "check", d, "--cases", case_file, "--json", report])
     text = r.stdout + r.stderr
     if not os.path.isfile(report):
-        return "error", [], [l for l in text.splitlines() if l.strip()][-3:]
+        return "error", [], [l for l in text.splitlines() if l.strip()][-3:], []
     with open(report) as f:
         res = json.load(f)
     cases = [c for c in res.get("cases", []) if c.get("id") == case_id]
     if not cases:
-        return "error", [], [f"rcts check reported no result for {case_id}"]
+        return "error", [], [f"rcts check reported no result for {case_id}"], []
     c = cases[0]
     if c.get("outcome") == "error":
-        return "error", [], [c.get("reason", "")]
-    failing = sorted({k["kind"] for k in c.get("checks", []) if k.get("outcome") == "fail"})
-    details = [k.get("detail", "") for k in c.get("checks", []) if k.get("outcome") == "fail"]
-    return c.get("outcome", "error"), failing, details
+        return "error", [], [c.get("reason", "")], []
+    checks = c.get("checks", [])
+    failing = sorted({k["kind"] for k in checks if k.get("outcome") == "fail"})
+    details = [k.get("detail", "") for k in checks if k.get("outcome") == "fail"]
+    judged = [l.strip() for l in r.stdout.splitlines() if re.match(r"^\s{8}[a-z_]+: (judged|skip)", l)]
+    return c.get("outcome", "error"), failing, details, judged
 
 
 def main(argv=None):
@@ -67,73 +103,111 @@ def main(argv=None):
                                                    "harness", "rcts"))
     ap.add_argument("--out", default=os.path.join(ROOT, "out", "check-pytorch"))
     ap.add_argument("--filter", default="*", help="glob over case ids")
-    ap.add_argument("--expect", help="JSON file of expected outcomes per case and style")
+    ap.add_argument("--modes", default=DEFAULT_MODES, help=f"comma-separated, of {', '.join(MODES)}")
+    ap.add_argument("--expect", action="append", default=[], help="expectation file (one per mode)")
+    ap.add_argument("--expect-strict", action="store_true", help="unexpected passes and stale entries fail too")
     ap.add_argument("--json", help="write the outcomes here")
     ap.add_argument("--details", action="store_true", help="print each failing check's detail")
     a = ap.parse_args(argv)
-    if not os.access(a.rcts, os.X_OK):
-        print(f"error: no rcts binary at {a.rcts} (build it, or pass --rcts / set RCTS_BUILD_DIR)", file=sys.stderr)
+    try:
+        return check(a)
+    except AdapterError as e:
+        print(f"error: {e}", file=sys.stderr)
         return 2
+
+
+def check(a):
+    if not os.access(a.rcts, os.X_OK):
+        raise AdapterError(f"--rcts {a.rcts}: no rcts binary there (build it, or pass --rcts / set RCTS_BUILD_DIR)")
+    modes = [m for m in a.modes.split(",") if m]
+    for m in modes:
+        if m not in MODES or modes.count(m) > 1:
+            raise AdapterError(f"--modes {a.modes}: '{m}' is not one of {', '.join(MODES)} (each once)")
     expect = {}
-    if a.expect:
-        with open(a.expect) as f:
-            expect = json.load(f)
+    for path in a.expect:
+        e = Expectations(path)
+        mode = e.implementation[len("pytorch-"):] if e.implementation.startswith("pytorch-") else None
+        if mode not in modes:
+            raise AdapterError(f"{path}: /implementation: {e.implementation!r} is not one of the modes run "
+                               f"({', '.join('pytorch-' + m for m in modes)})")
+        if mode in expect:
+            raise AdapterError(f"{path}: /implementation: {e.implementation!r} is also {expect[mode].file}'s")
+        expect[mode] = e
     files = []
     for f in case_files(a.paths):
-        with open(f) as fh:
-            cid = json.load(fh)["id"]
+        cid = Case(f).id
         if fnmatch.fnmatchcase(cid, a.filter):
             files.append((cid, f))
     if not files:
-        print(f"error: no case selected from {a.paths} by --filter {a.filter!r}", file=sys.stderr)
-        return 2
-    for cid in expect:
-        if cid not in {c for c, _ in files}:
-            print(f"error: {a.expect}: case '{cid}' is expected but not selected", file=sys.stderr)
-            return 2
-    shutil.rmtree(a.out, ignore_errors=True)
+        raise AdapterError(f"no case selected from {a.paths} by --filter {a.filter!r}")
+    prepare_out(a.out, modes)
     rcts_root = os.path.join(a.out, "rcts")
-    results, ok = {}, True
+    results = {}
+    env = dict(os.environ, PYTHONPATH=HERE + os.pathsep + os.path.join(ROOT, "adapters", "kit"))
     for cid, f in files:
         results[cid] = {}
-        r = run([a.rcts, "run", f, "--backend", "cpu", "--dump", os.path.join(rcts_root, cid)])
-        for style in STYLES:
-            out_root = os.path.join(a.out, f"pytorch-{style}")
-            rcts_case = os.path.join(rcts_root, cid)
-            skipped = re.search(r"\bSKIP\s.*", r.stdout)
-            if skipped and not os.path.isdir(rcts_case):
-                outcome, failing, details = "skip", [], [f"rcts itself skips it here: {skipped.group(0)}"]
-            elif r.returncode not in (0, 1) or not os.path.isdir(rcts_case):
-                outcome, failing, details = "error", [], [f"rcts run --dump: {(r.stdout + r.stderr).strip()[-300:]}"]
+        rcts_case = os.path.join(rcts_root, cid)
+        r = run([a.rcts, "run", f, "--backend", "cpu", "--dump", rcts_case])
+        skipped = re.search(r"\bSKIP\s.*", r.stdout)
+        pre = None
+        if skipped and not os.path.isdir(rcts_case):
+            pre = ("skip", [f"rcts itself skips it here: {skipped.group(0)}"])
+        elif r.returncode not in (0, 1) or not os.path.isdir(rcts_case):
+            pre = ("error", [f"rcts run --dump: {(r.stdout + r.stderr).strip()[-300:]}"])
+        adapter = {}
+        if pre is None:
+            ad = run([sys.executable, "-m", "rcts_pytorch", f, "--rcts-dump", rcts_case, "--out", a.out,
+                      "--styles", ",".join(modes)], env=env)
+            for line in ad.stdout.splitlines():
+                m = re.match(r"^(skip|wrote|error)\[([a-z_]+)\]: (.*)$", line)
+                if m:
+                    adapter[m.group(2)] = (m.group(1), m.group(3))
+            if ad.returncode != 0:
+                pre = ("error", [(ad.stdout + ad.stderr).strip()[-400:]])
+        for mode in modes:
+            judged = []
+            if pre is not None:
+                outcome, failing, details = pre[0], [], pre[1]
+            elif adapter.get(mode, ("error",))[0] == "skip":
+                outcome, failing, details = "skip", [], [adapter[mode][1].split(": ", 1)[-1]]
+            elif adapter.get(mode, ("error",))[0] != "wrote":
+                outcome, failing, details = "error", [], [adapter.get(mode, ("error", "the adapter said nothing"))[1]]
             else:
-                ad = run([sys.executable, "-m", "rcts_pytorch", f, "--rcts-dump", os.path.join(rcts_root, cid),
-                          "--out", out_root, "--style", style], env=dict(os.environ, PYTHONPATH=HERE))
-                if ad.returncode != 0:
-                    outcome, failing, details = "error", [], [(ad.stdout + ad.stderr).strip()[-300:]]
-                elif ad.stdout.startswith("skip:"):
-                    outcome, failing, details = "skip", [], [ad.stdout.strip().split(": ", 2)[-1]]
-                else:
-                    outcome, failing, details = check_outcome(a.rcts, f, out_root, cid)
-            results[cid][style] = {"outcome": outcome, "failing": failing, "details": details}
-            want = expect.get(cid, {}).get(style)
-            if isinstance(want, str):
-                want = {"outcome": want}
-            good = (outcome == want["outcome"] and sorted(want.get("failing", failing)) == failing) if want \
-                else outcome != "error"
-            ok &= good
-            mark = "" if good else f"   <-- expected {json.dumps(want)}" if want else "   <-- error"
-            print(f"{outcome.upper():5} {style:13} {cid}" + (f"  [{', '.join(failing)}]" if failing else "") +
-                  (f"  ({details[0]})" if outcome in ("skip", "error") and details else "") + mark)
-            if a.details and outcome == "fail":
-                for d in details:
+                outcome, failing, details, judged = check_outcome(a.rcts, f, os.path.join(a.out, f"pytorch-{mode}"), cid)
+            results[cid][mode] = {"outcome": outcome, "failing": failing, "details": details, "checks": judged}
+    ok = True
+    for mode in modes:
+        outcomes = {(cid, 1): (results[cid][mode]["outcome"], results[cid][mode]["failing"]) for cid in results}
+        if mode in expect:
+            verdicts, stale = expect[mode].compare(outcomes)
+            good = expectations_ok(verdicts, stale, a.expect_strict)
+            for i, e in stale:
+                print(f"{'error' if a.expect_strict else 'warning'}: {expect[mode].file}: /entries/{i} "
+                      f"(case {e['case']!r}) matches no case of this run")
+        else:
+            verdicts = {k: ("pass" if v[0] != "error" else "error", None) for k, v in outcomes.items()}
+            good = all(v != "error" for v, _ in verdicts.values())
+        ok &= good
+        for cid in results:
+            res = results[cid][mode]
+            verdict, want = verdicts[(cid, 1)]
+            res["verdict"] = verdict
+            mark = "" if verdict in ("pass", "expected-fail", "expected-skip") else f"   <-- {verdict}" + (
+                f" (expected {want['outcome']}{' ' + ','.join(want.get('checks', [])) if want else ''})" if want else "")
+            print(f"{res['outcome'].upper():5} {mode:13} {cid}" + (f"  [{', '.join(res['failing'])}]" if res["failing"]
+                                                                  else "") +
+                  (f"  ({res['details'][0]})" if res["outcome"] in ("skip", "error") and res["details"] else "") + mark)
+            for line in res["checks"]:
+                print(f"      {line}")
+            if a.details and res["outcome"] == "fail":
+                for d in res["details"]:
                     print(f"      {d}")
-    counts = {}
-    for cid in results:
-        for style in STYLES:
-            o = results[cid][style]["outcome"]
-            counts[(style, o)] = counts.get((style, o), 0) + 1
-    for style in STYLES:
-        print(f"{style:13} " + ", ".join(f"{o} {counts.get((style, o), 0)}" for o in ("pass", "fail", "skip", "error")))
+    for mode in modes:
+        counts = {}
+        for cid in results:
+            o = results[cid][mode]["outcome"]
+            counts[o] = counts.get(o, 0) + 1
+        print(f"{mode:13} " + ", ".join(f"{o} {counts.get(o, 0)}" for o in ("pass", "fail", "skip", "error")))
     if a.json:
         with open(a.json, "w") as fh:
             json.dump(results, fh, indent=1)

@@ -29,6 +29,20 @@ std::optional<std::string> not_applicable(const CheckKind& k, const CheckContext
     if (!r.offload && r.offloaded_bytes.empty())
       return who + " records no offload (neither rcts's offload report nor offloaded_bytes)";
   }
+  // A check with nothing to judge skips, saying why, rather than passing on no evidence.
+  if (kind == "rng" && !r.seed_offset_rng) {
+    const RankCoords& s = x.c.seed_ranks;
+    if (s.tp || s.ep || s.etp)
+      return "the case seeds as tp " + std::to_string(s.tp) + ", ep " + std::to_string(s.ep) + ", etp " +
+             std::to_string(s.etp) + " to judge design §5's seeds; " + who +
+             " records opaque generator states, which show no seeds";
+    bool any = false;
+    for (const RunRecord* q : {&r, &x.base})
+      for (const auto& states : q->rng_after_opaque) any = any || !states.empty();
+    if (!any) return who + " records no generator state";
+  }
+  if (kind == "masks" && !r.rcts_mask_rule && r.masks.empty() && x.base.masks.empty())
+    return who + " records no dropout draw (dropout is off or not observed): no mask to judge";
   if (kind == "masks_across_ranks" && !r.seed_offset_rng)
     for (const auto& m : r.masks)
       if (m.kind == "expert") return "expert masks are compared by stream seed; " + who + " has opaque generator states";

@@ -102,7 +102,15 @@ CheckResult check_bitwise(const RunRecord& base, const RunRecord& run, const std
   lists(base.grads_of_step, run.grads_of_step, [](size_t i) { return "step " + std::to_string(i); });
   lists(base.params_before_step, run.params_before_step, [](size_t i) { return "before step " + std::to_string(i); });
   ++compared;
-  if (base.side_effects != run.side_effects) {
+  std::vector<std::string> not_judged;
+  for (const RunRecord* r : {&base, &run})
+    if (r->not_recorded.count("side_effects")) {
+      const auto why = r->not_recorded_why.find("side_effects");
+      not_judged.push_back("side effects: not recorded by " + r->implementation +
+                           (why != r->not_recorded_why.end() ? " (" + why->second + ")" : std::string()));
+      break;
+    }
+  if (not_judged.empty() && base.side_effects != run.side_effects) {
     std::ostringstream os;
     for (const auto& [k, v] : run.side_effects) {
       auto it = base.side_effects.find(k);
@@ -112,12 +120,19 @@ CheckResult check_bitwise(const RunRecord& base, const RunRecord& run, const std
     differing.push_back("side effects");
     if (first_report.empty()) first_report = "side effects differ (applied again in recompute?): " + os.str();
   }
-  if (differing.empty()) return pass(kind, label + ": " + std::to_string(compared) + " values bitwise equal");
+  if (differing.empty()) {
+    CheckResult r = pass(kind, label + ": " + std::to_string(compared) + " values bitwise equal" +
+                                   (not_judged.empty() ? "" : "; " + not_judged.front()));
+    r.not_judged = std::move(not_judged);
+    return r;
+  }
   std::string list;
   for (size_t i = 0; i < differing.size() && i < 5; ++i) list += (i ? ", " : "") + differing[i];
   if (differing.size() > 5) list += ", ...";
-  return fail(kind, label + ": " + std::to_string(differing.size()) + " of " + std::to_string(compared) +
-                        " differ (" + list + ")\n" + first_report);
+  CheckResult r = fail(kind, label + ": " + std::to_string(differing.size()) + " of " + std::to_string(compared) +
+                                 " differ (" + list + ")\n" + first_report);
+  r.not_judged = std::move(not_judged);
+  return r;
 }
 
 CheckResult check_rng(const RunRecord& base, const RunRecord& run, const std::string& label) {

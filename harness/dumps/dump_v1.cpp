@@ -439,6 +439,7 @@ void write_dump(const fs::path& dir, const DumpMeta& meta, const RunRecord& r) {
     man["counts"] = counts;
   }
   if (!r.not_recorded.count("side_effects")) man["side_effects"] = r.side_effects;
+  if (!r.not_recorded_why.empty()) man["not_recorded"] = r.not_recorded_why;
   json memory = json::object();
   if (!r.not_recorded.count("memory.saved_peak")) memory["saved_peak"] = r.saved_peak;
   if (!r.not_recorded.count("memory.device_peak")) memory["device_peak"] = r.device_peak;
@@ -462,7 +463,8 @@ DumpedRun read_dump(const fs::path& dir) {
   const JsonReader root(file, j);
   const Reader rd(dir, file);
   root.expect_object({"format", "version", "case", "run", "implementation", "rank", "config", "layouts", "rng_initial",
-                      "micro_batches", "steps", "parameters", "masks", "counts", "side_effects", "memory", "rcts"});
+                      "micro_batches", "steps", "parameters", "masks", "counts", "side_effects", "memory", "rcts",
+                      "not_recorded"});
   if (rd.need(root, "format").str() != kFormat) root.at("format").fail("not an rcts dump (expected \"rcts-dump\")");
   if (const int64_t v = rd.need(root, "version").integer(0, 1 << 20); v != kDumpVersion)
     root.at("version").fail("this rcts reads dump format version " + std::to_string(kDumpVersion));
@@ -737,6 +739,19 @@ DumpedRun read_dump(const fs::path& dir) {
       for (size_t k = 0; k < a.array_size(); ++k) r.workspace_heap_allocations.push_back(rd.i64(a.at(k)));
     }
     if (x.has("offload_report")) r.offload = parse_offload(rd, x.at("offload_report"));
+  }
+  if (root.has("not_recorded")) {
+    // What the writer declares it could not observe, with why; the field itself must be
+    // absent, so no check reads a value the writer says is not evidence.
+    const JsonReader nr = root.at("not_recorded");
+    nr.expect_object({"side_effects", "counts"});
+    for (const auto& [field, why] : nr.json().items()) {
+      const JsonReader w(nr.file(), why, nr.path() + "/" + field);
+      if (root.has(field.c_str())) w.fail("declared not recorded, but the dump has " + field);
+      const std::string reason = w.str();
+      if (reason.empty()) w.fail("give the reason it is not recorded");
+      r.not_recorded_why[field] = reason;
+    }
   }
   return d;
 }

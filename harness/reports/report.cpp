@@ -204,6 +204,39 @@ std::string junit_case_name(const RunHeader& h, const CaseResult& c) {
   return c.id + " [" + backend + ", np" + std::to_string(h.ranks) + "]";
 }
 
+std::vector<std::string> judged_lines(const CaseResult& c) {
+  std::vector<std::string> kinds;
+  for (const auto& ch : c.checks)
+    if (std::find(kinds.begin(), kinds.end(), ch.kind) == kinds.end()) kinds.push_back(ch.kind);
+  std::vector<std::string> out;
+  for (const auto& kind : kinds) {
+    int judged = 0, failed = 0;
+    std::vector<std::string> skips, unjudged;
+    for (const auto& ch : c.checks) {
+      if (ch.kind != kind) continue;
+      if (ch.outcome == Outcome::skip) {
+        if (std::find(skips.begin(), skips.end(), ch.detail) == skips.end()) skips.push_back(ch.detail);
+        continue;
+      }
+      ++judged;
+      failed += ch.outcome == Outcome::fail || ch.outcome == Outcome::error;
+      for (const auto& n : ch.not_judged)
+        if (std::find(unjudged.begin(), unjudged.end(), n) == unjudged.end()) unjudged.push_back(n);
+    }
+    std::string line = kind + ": ";
+    if (judged) {
+      line += "judged " + std::to_string(judged) + (judged == 1 ? " run, " : " runs, ") +
+              (failed ? std::to_string(failed) + " fail" : std::string("all pass"));
+      if (!skips.empty()) line += "; " + std::to_string(skips.size()) + " skipped (" + skips.front() + ")";
+    } else {
+      line += "skip: " + (skips.empty() ? std::string("nothing judged") : skips.front());
+    }
+    if (!unjudged.empty()) line += "; not judged: " + unjudged.front();
+    out.push_back(line.substr(0, line.find('\n')));
+  }
+  return out;
+}
+
 std::string progress_line(int index, int total, const CaseResult& c) {
   const int width = static_cast<int>(std::to_string(total).size());
   char prefix[64];

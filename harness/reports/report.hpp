@@ -32,6 +32,11 @@ std::string junit_case_name(const RunHeader& header, const CaseResult& c);
 // get ": <short detail>" appended.
 std::string progress_line(int index, int total, const CaseResult& c);
 
+// Per check kind of the case, in order of first appearance, one line saying whether it
+// judged something ("bitwise: judged 3 runs, all pass") or skipped and why, and what it
+// did not judge ("; not judged: side effects: ..."). `rcts check` prints them.
+std::vector<std::string> judged_lines(const CaseResult& c);
+
 // "id", or "id [backend]" when it ran on another backend than the reference.
 std::string display_id(const CaseResult& c);
 

@@ -81,6 +81,7 @@ void to_json(nlohmann::json& j, const CheckResult& c) {
   j = {{"kind", c.kind}, {"outcome", outcome_name(c.outcome)}, {"detail", c.detail}};
   if (c.at)
     j["at"] = {{"step", c.at->step}, {"micro_batch", c.at->micro_batch}, {"phase", std::string(phase_name(c.at->phase))}};
+  if (!c.not_judged.empty()) j["not_judged"] = c.not_judged;
 }
 
 void to_json(nlohmann::json& j, const CaseResult& c) {

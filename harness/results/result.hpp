@@ -48,6 +48,10 @@ struct CheckResult {
   std::string timing = {};
   // A failure's first execution point, when the runner could place it (divergence.hpp).
   std::optional<ExecPoint> at = {};
+  // Parts of what the check covers that it could not judge, each with the reason (e.g.
+  // side effects a dump declares not recorded); JSON "not_judged". A check that judged
+  // nothing at all is a skip instead.
+  std::vector<std::string> not_judged = {};
 };
 
 struct CaseResult {

@@ -161,6 +161,7 @@ std::vector<CaseResult> check_dump_groups(const std::vector<Case>& cases, const 
         std::istringstream lines(r.reason);
         for (std::string line; std::getline(lines, line);) *progress << "        " << line << '\n';
       }
+      for (const auto& line : judged_lines(r)) *progress << "        " << line << '\n';
       for (const auto& ch : r.checks)
         if (ch.kind == "reference") {
           std::istringstream lines(ch.detail);

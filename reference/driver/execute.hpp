@@ -74,6 +74,9 @@ struct RunRecord {
   std::vector<std::map<std::string, std::string>> rng_after_opaque;
   // Optional fields the implementation did not record (e.g. "counts", "memory.saved_peak").
   std::set<std::string> not_recorded;
+  // Those a dump declares under "not_recorded", with the writer's reason (e.g. a side
+  // effect only the adapter's own driver could have counted).
+  std::map<std::string, std::string> not_recorded_why;
   // Offload by a mechanism other than rcts's offload manager (no OffloadReport): bytes
   // moved off the device and back, per (step, micro-batch).
   std::vector<int64_t> offloaded_bytes, reloaded_bytes;

@@ -15,7 +15,8 @@ sys.path.insert(0, os.path.join(HERE, "..", "..", "adapters", "pytorch"))
 
 import torch  # noqa: E402
 
-from rcts_pytorch import driver, dump  # noqa: E402
+from rcts_pytorch import driver  # noqa: E402
+from rcts_adapter_kit import dump  # noqa: E402
 from rcts_pytorch.mechanisms import unsupported  # noqa: E402
 
 H, F = 8, 32
@@ -58,6 +59,15 @@ class Unsupported(unittest.TestCase):
         self.assertIn("world sizes [2]", unsupported(CFG, [2]))
         self.assertIn("moe_act", unsupported(with_patch(recompute={"recompute_granularity": "selective",
                                                                    "recompute_modules": ["moe_act"]}), [1]))
+
+    def test_fp8_is_refused_not_run_without_it(self):
+        """Issue 28: an FP8 case ran with FP8 silently off and passed."""
+        self.assertIn("FP8 is not modelled", unsupported(with_patch(model={"fp8": "hybrid"}), [1]))
+
+    def test_a_config_key_the_adapter_does_not_read_is_refused(self):
+        self.assertEqual(unsupported(with_patch(model={"new_knob": True}), [1]),
+                         "config key model.new_knob (= True) is not read by the adapter")
+        self.assertIn("transfer timing model", unsupported(with_patch(offload={"link_bandwidth_gbps": 10.0}), [1]))
 
 
 class Dumps(unittest.TestCase):
@@ -105,6 +115,71 @@ class Dumps(unittest.TestCase):
             self.assertIn("/steps/0: missing field 'params_before'", str(e.exception))
 
 
+class NotRecorded(unittest.TestCase):
+    def test_side_effects_are_declared_not_recorded_not_counted_by_the_driver(self):
+        """Issue 28: tokens_seen was the driver's own count, so comparing it could never fail."""
+        out = driver.run(CFG, params(), data(4), data(4), "non_reentrant")
+        self.assertNotIn("side_effects", out)
+        self.assertIn("PyTorch's block updates no state", out["not_recorded"]["side_effects"])
+        with tempfile.TemporaryDirectory() as d:
+            impl = {"name": "pytorch", "version": "test", "backend": "torch-cpu", "generator": driver.GENERATOR}
+            dump.write_run(d, {"case_id": "t", "run": "baseline", "role": "baseline"}, CFG, out, impl)
+            with open(os.path.join(d, "dump.json")) as f:
+                m = json.load(f)
+        self.assertNotIn("side_effects", m)
+        self.assertEqual(m["not_recorded"], {"side_effects": out["not_recorded"]["side_effects"]})
+
+
+def with_fault(name, fn):
+    os.environ["RCTS_PYTORCH_FAULT"] = name
+    try:
+        return fn()
+    finally:
+        del os.environ["RCTS_PYTORCH_FAULT"]
+
+
+class Faults(unittest.TestCase):
+    def run_cfg(self, cfg, style="non_reentrant"):
+        return driver.run(cfg, params(), data(4), data(4), style)
+
+    def grads_equal(self, a, b):
+        return all(torch.equal(x["input_grad"], y["input_grad"]) for x, y in zip(a["micro_batches"], b["micro_batches"]))
+
+    def test_a_draw_from_an_unrecorded_generator_fails_the_run(self):
+        """Issue 28: the rng check saw only the default CPU generator."""
+        from rcts_adapter_kit.rng import UnrecordedDraw
+        with self.assertRaises(UnrecordedDraw) as e:
+            with_fault("unrecorded_generator", lambda: self.run_cfg(CFG))
+        self.assertIn("aten.rand", str(e.exception))
+
+    def test_wrong_chunk_input_changes_the_gradients(self):
+        cfg = with_patch(recompute=FULL)
+        base = self.run_cfg(cfg)
+        for style in ("reentrant", "non_reentrant"):
+            self.assertFalse(self.grads_equal(base, with_fault("wrong_chunk_input", lambda: self.run_cfg(cfg, style))))
+
+    def test_stale_offload_buffer_changes_the_gradients(self):
+        cfg = with_patch(offload={"fine_grained_activation_offloading": True, "offload_modules": ["attn_norm"]})
+        base = self.run_cfg(cfg)
+        self.assertTrue(self.grads_equal(base, self.run_cfg(CFG)))
+        self.assertFalse(self.grads_equal(base, with_fault("stale_offload_buffer", lambda: self.run_cfg(cfg))))
+
+
+class SelectiveActivationCheckpointing(unittest.TestCase):
+    def test_sac_recomputes_only_the_named_module_and_gives_the_baseline_bits(self):
+        base = driver.run(CFG, params(), data(4), data(4), "non_reentrant")
+        sel = with_patch(recompute={"recompute_granularity": "selective", "recompute_modules": ["core_attn"]})
+        v = driver.run(sel, params(), data(4), data(4), "sac")
+        for a, b in zip(base["micro_batches"], v["micro_batches"]):
+            self.assertTrue(torch.equal(a["input_grad"], b["input_grad"]))
+            self.assertEqual(a["rng_after"], b["rng_after"])
+        self.assertEqual(v["counts"]["layers.0.attention.core"], {"original": 4, "recompute": 4})
+        self.assertEqual(v["counts"]["layers.0.mlp"]["recompute"], 0)
+        # SAC's cache holds the output of every op the policy saves (casts and adds too, not
+        # only what backward needs): more than no recompute at all (docs/frameworks.md)
+        self.assertGreater(v["micro_batches"][0]["saved_after_forward"], base["micro_batches"][0]["saved_after_forward"])
+
+
 class Checkpointing(unittest.TestCase):
     def run_cfg(self, cfg, style):
         return driver.run(cfg, params(), data(4), data(4), style)
@@ -115,7 +190,10 @@ class Checkpointing(unittest.TestCase):
             v = self.run_cfg(with_patch(recompute=FULL), style)
             fwd = [m for m in v["masks"] if m["draw"] == "forward"]
             rec = [m for m in v["masks"] if m["draw"] == "recompute"]
-            self.assertEqual(len(rec), len(fwd), style)
+            # the reentrant form re-runs every draw; the non-reentrant one stops once every
+            # saved tensor is back (early stop): each layer's trailing hidden dropout is not re-drawn
+            trailing = [m for m in fwd if m["site"].endswith("mlp.hidden_dropout")]
+            self.assertEqual(len(rec), len(fwd) - (len(trailing) if style == "non_reentrant" else 0), style)
             for r in rec:
                 f = [m for m in fwd if (m["site"], m["step"], m["micro_batch"]) == (r["site"], r["step"], r["micro_batch"])]
                 self.assertTrue(torch.equal(f[0]["mask"], r["mask"]), (style, r["site"]))

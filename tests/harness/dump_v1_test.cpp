@@ -13,11 +13,15 @@
 #include <nlohmann/json.hpp>
 
 #include "backends/cpu/cpu_backend.hpp"
+#include "harness/checks/applicability.hpp"
+#include "harness/checks/check_kinds.hpp"
 #include "harness/checks/checks.hpp"
 #include "harness/checks/compare.hpp"
 #include "harness/run/dump_check.hpp"
 #include "harness/checks/portable_checks.hpp"
 #include "harness/checks/reference_compare.hpp"
+#include "harness/reports/report.hpp"
+#include "harness/run/runner.hpp"
 #include "reference/config/config_json.hpp"
 #include "reference/core/faults.hpp"
 #include "tests/harness/test_tensors.hpp"
@@ -243,6 +247,94 @@ TEST(ReferenceCompare, ReportsMaxAbsAndRelativeErrorPerTensor) {
   EXPECT_NE(tight.detail.find("max abs 5.000e-01"), std::string::npos) << tight.detail;
   EXPECT_NE(tight.detail.find("(worst at step 1)"), std::string::npos) << tight.detail;
   EXPECT_EQ(compare_with_reference(ref, run, {0, 1.0}, "baseline").outcome, Outcome::pass);
+}
+
+}  // namespace
+}  // namespace rcts::harness
+
+namespace rcts::harness {
+namespace {
+
+// Issue 28: what a writer declares it could not observe is named in the dump, never
+// compared, and the check says so.
+TEST(NotRecorded, DeclaredSideEffectsAreReadBackAndNotCompared) {
+  ScratchDir dir;
+  RunRecord r = recorded();
+  r.implementation = "pytorch";
+  r.not_recorded.insert("side_effects");
+  r.not_recorded_why["side_effects"] = "only the adapter's driver could count them";
+  write_dump(dir.path(), meta_of(), r);
+  const auto j = read_manifest(dir.path());
+  EXPECT_FALSE(j.contains("side_effects"));
+  EXPECT_EQ(j.at("not_recorded").at("side_effects"), "only the adapter's driver could count them");
+  const RunRecord back = read_dump(dir.path()).record;
+  EXPECT_EQ(back.not_recorded.count("side_effects"), 1u);
+  EXPECT_EQ(back.not_recorded_why.at("side_effects"), "only the adapter's driver could count them");
+
+  RunRecord base = recorded();  // rcts's baseline records side effects
+  ASSERT_FALSE(base.side_effects.empty());
+  const CheckResult res = check_bitwise(base, back, "v");
+  EXPECT_EQ(res.outcome, Outcome::pass) << res.detail;
+  ASSERT_EQ(res.not_judged.size(), 1u);
+  EXPECT_NE(res.not_judged[0].find("side effects: not recorded by pytorch (only the adapter's driver"),
+            std::string::npos)
+      << res.not_judged[0];
+  EXPECT_NE(res.detail.find("side effects: not recorded"), std::string::npos) << res.detail;
+  nlohmann::json out;
+  to_json(out, res);
+  EXPECT_EQ(out.at("not_judged").size(), 1u);
+}
+
+TEST(NotRecorded, AFieldDeclaredNotRecordedMustBeAbsentAndHaveAReason) {
+  ScratchDir dir;
+  write_dump(dir.path(), meta_of(), recorded());
+  auto j = read_manifest(dir.path());
+  j["not_recorded"] = {{"side_effects", "x"}};
+  write_manifest(dir.path(), j);
+  EXPECT_NE(read_error(dir.path()).find("/not_recorded/side_effects: declared not recorded, but the dump has side_effects"),
+            std::string::npos)
+      << read_error(dir.path());
+  j.erase("side_effects");
+  j["not_recorded"] = {{"side_effects", ""}};
+  write_manifest(dir.path(), j);
+  EXPECT_NE(read_error(dir.path()).find("/not_recorded/side_effects"), std::string::npos) << read_error(dir.path());
+  j["not_recorded"] = {{"losses", "x"}};
+  write_manifest(dir.path(), j);
+  EXPECT_NE(read_error(dir.path()).find("unknown key 'losses'"), std::string::npos) << read_error(dir.path());
+}
+
+// A check with nothing to judge is a skip with the reason, never a pass.
+TEST(NothingToJudge, OpaqueStatesCannotShowTheSeedsOfASeedRanksCase) {
+  Case c;
+  c.seed_ranks.tp = 3;
+  RunOptions o;
+  GroupLayout layout;
+  RunRecord base;
+  base.implementation = "pytorch";
+  base.seed_offset_rng = false;
+  base.rng_after_opaque = {{{"cpu", "aa"}}};
+  const CheckContext x{c, o, false, base, layout};
+  const auto why = not_applicable(*find_check_kind("rng"), x);
+  ASSERT_TRUE(why.has_value());
+  EXPECT_NE(why->find("seeds as tp 3, ep 0, etp 0"), std::string::npos) << *why;
+  c.seed_ranks.tp = 0;
+  EXPECT_FALSE(not_applicable(*find_check_kind("rng"), x).has_value());
+  base.rng_after_opaque = {{}};
+  ASSERT_TRUE(not_applicable(*find_check_kind("rng"), x).has_value());
+  EXPECT_NE(not_applicable(*find_check_kind("rng"), x)->find("records no generator state"), std::string::npos);
+  base.rcts_mask_rule = false;  // no draws at all: the masks check has nothing to judge
+  ASSERT_TRUE(not_applicable(*find_check_kind("masks"), x).has_value());
+}
+
+TEST(NothingToJudge, JudgedLinesSayPerCheckWhatWasJudgedOrWhySkipped) {
+  CaseResult r;
+  r.checks = {{"bitwise", Outcome::pass, "a"}, {"bitwise", Outcome::fail, "b"},
+              {"rng", Outcome::skip, "baseline: not applicable: no state"}};
+  r.checks[0].not_judged = {"side effects: not recorded by pytorch"};
+  const auto lines = judged_lines(r);
+  ASSERT_EQ(lines.size(), 2u);
+  EXPECT_EQ(lines[0], "bitwise: judged 2 runs, 1 fail; not judged: side effects: not recorded by pytorch");
+  EXPECT_EQ(lines[1], "rng: skip: baseline: not applicable: no state");
 }
 
 }  // namespace

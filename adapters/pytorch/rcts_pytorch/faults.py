@@ -1,13 +1,21 @@
 """Deliberate mistakes the adapter can be run with (RCTS_PYTORCH_FAULT=name), so tests can
-show that `rcts check` and the faithful-model comparison catch them, as rcts's own
-compiled-in mutants do for the reference:
+show that `rcts check` and the faithful-model comparison catch bugs of the kinds real
+recompute, RNG and offload code has had, as rcts's own compiled-in mutants do for the
+reference (tests/adapter names the check each must fail):
 
-  no_preserve_rng    checkpoint(..., preserve_rng_state=False): the recompute draws fresh masks
-  qkv_interleaved    read q, k, v per head interleaved (Megatron-LM's order), not [q | k | v]
+  no_preserve_rng       checkpoint(..., preserve_rng_state=False): the recompute draws fresh masks
+  wrong_chunk_input     full recompute: every chunk after the first is recomputed from the
+                        block's input instead of its own (Megatron-LM's uniform-chunk bug)
+  stale_offload_buffer  save_on_cpu copies into one host buffer per (shape, dtype), reused
+                        before its reload (a pool without a wait): the reload returns another
+                        tensor's bytes
+  unrecorded_generator  attention dropout draws from a private torch.Generator the adapter
+                        does not record: the run must fail, not pass the rng check
+  qkv_interleaved       read q, k, v per head interleaved (Megatron-LM's order), not [q | k | v]
 """
 import os
 
-KNOWN = {"no_preserve_rng", "qkv_interleaved"}
+KNOWN = {"no_preserve_rng", "wrong_chunk_input", "stale_offload_buffer", "unrecorded_generator", "qkv_interleaved"}
 
 
 def active(name):

@@ -20,6 +20,8 @@ import torch.nn.functional as F
 
 from . import faults
 
+_PRIVATE = {}  # the unrecorded_generator fault's generator
+
 
 class Layer:
     def __init__(self, index, params, cfg, act_dtype, rec, mech):
@@ -50,7 +52,14 @@ class Layer:
         return self.round(F.linear(x.float(), self.w(f"{name}.weight"), self.w(f"{name}.bias")))
 
     def dropout(self, x, p, site, kind):
-        return self.rec.dropout(x, p, f"{self.name}.{site}", kind) if self.training else x
+        if not self.training:
+            return x
+        if kind == "attention" and p > 0 and faults.active("unrecorded_generator"):
+            g = _PRIVATE.setdefault("g", torch.Generator().manual_seed(7))
+            keep = torch.rand(x.shape, generator=g) >= p
+            self.rec.record_mask(f"{self.name}.{site}", kind, p, keep)
+            return x * keep / (1 - p)
+        return self.rec.dropout(x, p, f"{self.name}.{site}", kind)
 
     def core_attention(self, qkv):
         with self.rec.module("attention.core"):
