@@ -51,9 +51,11 @@ def rcts_runs(root, case_id, world_rank):
 
 def implementation():
     import megatron.core
+
+    from . import te_stub
     fault = faults.current()
     return (f"megatron-core {megatron.core.__version__} ({os.path.dirname(megatron.core.__file__)}) @ torch "
-            f"{torch.__version__}, {cuda_shim.description()}; import stubs: none"
+            f"{torch.__version__}, {cuda_shim.description()}; {te_stub.description(te_stub.install())}"
             + (f"; FAULT INJECTED: {fault}" if fault else ""))
 
 
