@@ -107,7 +107,7 @@ def main(argv=None):
                 outcome, failing, details = "error", [], [f"rcts run --dump: {(r.stdout + r.stderr).strip()[-300:]}"]
             else:
                 ad = run([sys.executable, "-m", "rcts_pytorch", f, "--rcts-dump", os.path.join(rcts_root, cid),
-                          "--out", out_root, "--style", style], env=dict(os.environ, PYTHONPATH=HERE))
+                          "--out", out_root, "--style", style], env=dict(os.environ, PYTHONPATH=HERE + os.pathsep + os.path.join(ROOT, "adapters", "kit")))
                 if ad.returncode != 0:
                     outcome, failing, details = "error", [], [(ad.stdout + ad.stderr).strip()[-300:]]
                 elif ad.stdout.startswith("skip:"):

@@ -15,7 +15,8 @@ sys.path.insert(0, os.path.join(HERE, "..", "..", "adapters", "pytorch"))
 
 import torch  # noqa: E402
 
-from rcts_pytorch import driver, dump  # noqa: E402
+from rcts_pytorch import driver  # noqa: E402
+from rcts_adapter_kit import dump  # noqa: E402
 from rcts_pytorch.mechanisms import unsupported  # noqa: E402
 
 H, F = 8, 32
@@ -115,7 +116,10 @@ class Checkpointing(unittest.TestCase):
             v = self.run_cfg(with_patch(recompute=FULL), style)
             fwd = [m for m in v["masks"] if m["draw"] == "forward"]
             rec = [m for m in v["masks"] if m["draw"] == "recompute"]
-            self.assertEqual(len(rec), len(fwd), style)
+            # the reentrant form re-runs every draw; the non-reentrant one stops once every
+            # saved tensor is back (early stop): each layer's trailing hidden dropout is not re-drawn
+            trailing = [m for m in fwd if m["site"].endswith("mlp.hidden_dropout")]
+            self.assertEqual(len(rec), len(fwd) - (len(trailing) if style == "non_reentrant" else 0), style)
             for r in rec:
                 f = [m for m in fwd if (m["site"], m["step"], m["micro_batch"]) == (r["site"], r["step"], r["micro_batch"])]
                 self.assertTrue(torch.equal(f[0]["mask"], r["mask"]), (style, r["site"]))

@@ -11,31 +11,16 @@ cannot express is not run: it prints "skip: <reason>", writes OUT/<case>/SKIPPED
 the reason and exits 0 (exit 3 with --fail-on-skip). Exit 2: bad input (the message names the file and field).
 """
 import argparse
-import json
 import os
 import sys
 
 import torch
 
-from . import dump, driver
-from .mechanisms import unsupported
-
-
-def rcts_runs(root, case_id):
-    """Every run rcts dumped for the case at rank 0: {run name: BaselineDump}."""
-    d = os.path.join(root, dump.safe_stem(case_id), "cpu", "rank0")  # rcts's reference backend
-    if not os.path.isdir(d):
-        raise dump.DumpError(f"{d}: no rcts dump of case '{case_id}' (run `rcts run CASE --dump {root}` first)")
-    runs = {}
-    for name in sorted(os.listdir(d)):
-        path = os.path.join(d, name, dump.MANIFEST)
-        if os.path.isfile(path):
-            with open(path) as f:
-                m = json.load(f)
-            runs[m["run"]["name"]] = (os.path.join(d, name), m["run"])
-    if "baseline" not in runs:
-        raise dump.DumpError(f"{d}: the rcts dump has no baseline run")
-    return runs
+from . import driver  # noqa: I100  (first: puts the kit on sys.path from a checkout)
+from rcts_adapter_kit import dump
+from rcts_adapter_kit.case import Case, rcts_runs
+from rcts_adapter_kit.errors import AdapterError
+from .mechanisms import CASE_KEYS, unsupported
 
 
 def main(argv=None):
@@ -47,52 +32,46 @@ def main(argv=None):
     ap.add_argument("--fail-on-skip", action="store_true")
     a = ap.parse_args(argv)
     try:
-        with open(a.case) as f:
-            case = json.load(f)
-    except (OSError, json.JSONDecodeError) as e:
-        print(f"error: case file {a.case}: {e}", file=sys.stderr)
+        return run_case(a)
+    except AdapterError as e:
+        print(f"error: {e}", file=sys.stderr)
         return 2
-    case_id = case.get("id")
-    if not isinstance(case_id, str):
-        print(f"error: case file {a.case}: /id: missing or not a string", file=sys.stderr)
-        return 2
-    out_case = os.path.join(a.out, dump.safe_stem(case_id))
+
+
+def run_case(a):
+    case = Case(a.case)
+    out_case = os.path.join(a.out, dump.safe_stem(case.id))
+
     def skip(why):
         os.makedirs(out_case, exist_ok=True)
         with open(os.path.join(out_case, "SKIPPED"), "w") as f:
             f.write(why + "\n")
-        print(f"skip: {case_id}: {why}")
+        print(f"skip: {case.id}: {why}")
         return 3 if a.fail_on_skip else 0
 
-    if "config_error" in case.get("expect", {}):
+    if "config_error" in case.expect:
         return skip("a config_error case runs nothing (rcts judges the config itself)")
-    if 1 not in case.get("ranks", [1]):
-        return skip(f"the case runs at world sizes {case['ranks']}; the adapter runs one process")
-    try:
-        runs = rcts_runs(a.rcts_dump, case_id)
-        base = dump.BaselineDump(runs["baseline"][0])
-        why = None
-        for name, (d, _) in runs.items():
-            with open(os.path.join(d, dump.MANIFEST)) as f:
-                cfg = json.load(f)["config"]
-            why = why or unsupported(cfg, case.get("ranks", [1]))
+    if 1 not in case.ranks:
+        return skip(f"the case runs at world sizes {case.ranks}; the adapter runs one process")
+    why = case.unmodelled(CASE_KEYS)
+    if why:
+        return skip(why)
+    runs = rcts_runs(a.rcts_dump, case.id)
+    base = dump.BaselineDump(runs["baseline"][0])
+    for name, (d, manifest) in sorted(runs.items(), key=lambda r: r[0] != "baseline"):  # baseline first
+        why = unsupported(manifest["config"], case.ranks)
         if why:
-            return skip(why)
-        impl = {"name": "pytorch", "version": f"torch {torch.__version__}, checkpoint use_reentrant="
-                f"{a.style == 'reentrant'}", "backend": "torch-cpu", "generator": driver.GENERATOR}
-        for name, (d, run_meta) in runs.items():
-            with open(os.path.join(d, dump.MANIFEST)) as f:
-                theirs = json.load(f)
-            cfg = theirs["config"]
-            out = driver.run(cfg, base.params, base.inputs, base.targets, a.style)
-            meta = {"case_id": case_id, "case_file": a.case, "run": name, "role": run_meta["role"],
-                    "of_variant": run_meta.get("of_variant", ""), "rank": theirs["rank"]}
-            dump.write_run(dump.run_dir(a.out, case_id, impl["backend"], name), meta, cfg, out, impl)
-        print(f"wrote: {case_id}: {len(runs)} runs ({a.style})")
-        return 0
-    except dump.DumpError as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 2
+            return skip(f"run '{name}': {why}" if name != "baseline" else why)
+    impl = {"name": "pytorch", "version": f"torch {torch.__version__}, checkpoint use_reentrant="
+            f"{a.style == 'reentrant'}", "backend": "torch-cpu", "generator": driver.GENERATOR}
+    for name, (d, theirs) in runs.items():
+        cfg, run_meta = theirs["config"], theirs["run"]
+        out = driver.run(cfg, base.params, base.inputs, base.targets, a.style)
+        meta = {"case_id": case.id, "case_file": a.case, "run": name, "role": run_meta["role"],
+                "of_variant": run_meta.get("of_variant", ""), "rank": theirs.get("rank")}
+        dump.write_run(dump.run_dir(a.out, case.id, impl["backend"], name), meta, cfg, out, impl)
+    print(f"wrote: {case.id}: {len(runs)} runs ({a.style})")
+    return 0
 
 
 if __name__ == "__main__":

@@ -3,25 +3,16 @@ loss 0.5 * mean((y - target)^2), gradients accumulated over a step's micro-batch
 with rate 2^-6 between steps (docs/decisions.md), PyTorch's default CPU generator seeded
 with run.seed. Returns everything a format-1 dump holds, as plain Python and tensors.
 """
-import hashlib
-
 import torch
+from rcts_adapter_kit.recorder import Recorder, storage_ptr
+from rcts_adapter_kit.rng import DEFAULT_CPU, Generators
+from rcts_adapter_kit.saved import RecordingHooks, bytes_per_layer, held_bytes
 
 from .mechanisms import Mechanism
 from .model import Block
-from .recorder import Recorder, RecordingHooks
 
 SGD_RATE = 2.0 ** -6
-GENERATOR = "torch.default_cpu_generator"
-
-
-def rng_digest():
-    return {GENERATOR: hashlib.sha256(torch.get_rng_state().numpy().tobytes()).hexdigest()}
-
-
-def held_bytes(saves):
-    """Bytes of distinct tensors the saves keep (a tensor saved twice is held once)."""
-    return sum({(s["storage"], s["offset"], s["bytes"]): s["bytes"] for s in saves}.values())
+GENERATOR = DEFAULT_CPU
 
 
 def run(cfg, initial_params, inputs, targets, style):
@@ -32,7 +23,8 @@ def run(cfg, initial_params, inputs, targets, style):
     tokens = cfg["model"]["seq_length"] * cfg["model"]["micro_batch_size"]
     params = {n: t.clone().requires_grad_(training) for n, t in initial_params}
     order = [n for n, _ in initial_params]
-    rec = Recorder({p.storage().data_ptr() for p in params.values()})
+    rec = Recorder({storage_ptr(p) for p in params.values()})
+    gens = Generators()
     block = Block(params, cfg, act, rec, Mechanism(cfg, style, rec))
     torch.manual_seed(cfg["run"]["seed"])
 
@@ -43,11 +35,9 @@ def run(cfg, initial_params, inputs, targets, style):
         before = [(n, params[n].detach().clone()) for n in order]
         for mb in range(per):
             i = step * per + mb
-            rec.step, rec.micro_batch, rec.saves = step, mb, []
-            rec.offloaded = rec.reloaded = 0
+            rec.start_micro_batch(step, mb)
             x = inputs[i].clone().requires_grad_(training)
-            rec.phase = "forward"
-            with torch.set_grad_enabled(training), RecordingHooks(rec):
+            with torch.set_grad_enabled(training), RecordingHooks(rec), gens.guard():
                 y = block.forward(x)
             for l in range(n_layers):  # applied once per forward; a recompute never reaches here
                 key = f"layers.{l}.tokens_seen"
@@ -57,17 +47,18 @@ def run(cfg, initial_params, inputs, targets, style):
             loss = 0.5 * ((y.float() - targets[i].float()) ** 2).mean()
             if training:
                 rec.phase = "backward"
-                loss.backward()
+                with gens.guard():
+                    loss.backward()
                 rec.phase = "forward"
-            per_layer = [held_bytes([s for s in saves if s["module"].split(".")[:2] == ["layers", str(l)]])
-                         for l in range(n_layers)]
+            gens.check()
+            per_layer = bytes_per_layer(saves, n_layers)
             out["micro_batches"].append({
                 "step": step, "micro_batch": mb, "loss": float(loss.detach()),
                 "input": inputs[i], "target": targets[i], "output": y.detach(),
                 "input_grad": x.grad if training else None,
                 "param_grads": [(n + ".grad", (params[n].grad if params[n].grad is not None
                                                else torch.zeros_like(params[n])).detach().clone()) for n in order],
-                "rng_after": rng_digest(), "saved_tensors": saves, "saved_bytes_per_layer": per_layer,
+                "rng_after": gens.digest(), "saved_tensors": saves, "saved_bytes_per_layer": per_layer,
                 "saved_after_forward": device_held, "host_resident_after_forward": host_held,
                 "offloaded_bytes": rec.offloaded, "reloaded_bytes": rec.reloaded})
         grads = [(n + ".grad", (params[n].grad if params[n].grad is not None else torch.zeros_like(params[n]))
@@ -79,5 +70,5 @@ def run(cfg, initial_params, inputs, targets, style):
                     params[n].sub_(params[n].grad * SGD_RATE)
     out["parameters"] = [(n, params[n].detach().clone()) for n in order]
     out["masks"] = rec.masks
-    out["counts"] = {k: {"original": v[0], "recompute": v[1]} for k, v in rec.counts.items()}
+    out["counts"] = rec.counts_json()
     return out

@@ -1,6 +1,6 @@
-"""Dump format 1 (docs/dump-format.md) for the PyTorch adapter: reads the parts of an
-rcts baseline dump the adapter starts from (resolved config, parameters before step 0,
-inputs and targets) and writes the adapter's own runs as format-1 dumps.
+"""Dump format 1 (docs/dump-format.md) for any adapter: reads the parts of an rcts
+baseline dump an adapter starts from (resolved config, parameters before step 0, inputs
+and targets) and writes the adapter's own runs as format-1 dumps.
 
 Promises: every tensor keeps its shape; bf16 is written as its raw bits ('<u2'); each
 tensor's sha256 in the manifest is of exactly the bytes in its .npy file. Reading is
@@ -15,6 +15,7 @@ import re
 import numpy as np
 import torch
 
+from .names import megatron_name
 FORMAT = "rcts-dump"
 VERSION = 1
 MANIFEST = "dump.json"
@@ -23,8 +24,11 @@ _TORCH = {"f32": torch.float32, "f64": torch.float64, "bf16": torch.bfloat16, "u
 _NUMPY = {"f32": "<f4", "f64": "<f8", "bf16": "<u2", "u8": "|u1"}
 
 
-class DumpError(Exception):
-    pass
+from .errors import AdapterError, where
+
+
+class DumpError(AdapterError):
+    """A dump that cannot be read or written; the message names the file and JSON path."""
 
 
 def dtype_name(t):
@@ -79,11 +83,14 @@ class Writer:
         return {"file": name, "dtype": "u8" if t.dtype == torch.bool else dtype_name(t),
                 "shape": list(t.shape), "sha256": hashlib.sha256(arr.tobytes()).hexdigest()}
 
-    def named(self, pairs, prefix):
+    def named(self, pairs, prefix, parameters=False):
+        """Named tensors; parameters also carry their Megatron-LM name where it has one."""
         out = []
         for name, t in pairs:
             e = self.tensor(t, prefix + name)
             e["name"] = name
+            if parameters and megatron_name(name):
+                e["megatron_name"] = megatron_name(name)
             out.append(e)
         return out
 
@@ -96,14 +103,28 @@ class Writer:
         os.replace(tmp, path)
 
 
-class _Json:
+class Json:
     """A JSON value with its file and path, for errors that say where."""
 
     def __init__(self, file, value, path=""):
         self.file, self.value, self.path = file, value, path
 
     def fail(self, msg):
-        raise DumpError(f"{self.file}: {self.path or '/'}: {msg}")
+        raise DumpError(where(self.file, self.path, msg))
+
+    def _typed(self, types, what):
+        if not isinstance(self.value, types) or isinstance(self.value, bool) and bool not in types:
+            self.fail(f"{self.value!r} is not {what}")
+        return self.value
+
+    def string(self):
+        return self._typed((str,), "a string")
+
+    def object(self):
+        return self._typed((dict,), "an object")
+
+    def number(self):
+        return self._typed((int, float), "a number")
 
     def __getitem__(self, key):
         if isinstance(key, int):
@@ -111,7 +132,7 @@ class _Json:
                 self.fail(f"expected an array with an element {key}")
         elif not isinstance(self.value, dict) or key not in self.value:
             self.fail(f"missing field '{key}'")
-        return _Json(self.file, self.value[key], f"{self.path}/{key}")
+        return Json(self.file, self.value[key], f"{self.path}/{key}")
 
     def items(self):
         if not isinstance(self.value, list):
@@ -154,7 +175,7 @@ class BaselineDump:
             raise DumpError(f"{path}: no dump manifest (a dump directory holds {MANIFEST})")
         try:
             with open(path) as f:
-                root = _Json(path, json.load(f))
+                root = Json(path, json.load(f))
         except json.JSONDecodeError as e:
             raise DumpError(f"{path}: not JSON: {e}") from e
         if root["format"].value != FORMAT:
@@ -198,10 +219,13 @@ def _bits(v):
     return "0x%016x" % struct.unpack("<Q", struct.pack("<d", v))[0]
 
 
-def write_run(directory, meta, cfg, out, implementation):
-    """Writes one run recorded by driver.run() as a format-1 dump. `meta`: case id and
-    file, run name, role ("baseline", "variant", "rerun"), of_variant and the rank
-    coordinates (rcts's dump of the same run gives them: a case may seed as another rank)."""
+def write_run(directory, meta, cfg, out, implementation, layouts=None):
+    """Writes one recorded run as a format-1 dump. `meta`: case id and file, run name,
+    role ("baseline", "variant", "rerun"), of_variant and the rank coordinates (rcts's
+    dump of the same run gives them: a case may seed as another rank). `out`: what the
+    adapter recorded (see the kit's README: micro_batches, steps, parameters, masks,
+    counts, side_effects). `implementation`: name, version, backend, generator (the
+    stream name masks carry). Parameters get their Megatron-LM name (names.py)."""
     w = Writer(directory)
     mbs = []
     for e in out["micro_batches"]:
@@ -220,7 +244,7 @@ def write_run(directory, meta, cfg, out, implementation):
             "saved_after_forward": e["saved_after_forward"],
             "host_resident_after_forward": e["host_resident_after_forward"],
             "offloaded_bytes": e["offloaded_bytes"], "reloaded_bytes": e["reloaded_bytes"]})
-    steps = [{"step": s["step"], "params_before": w.named(s["params_before"], f"s{s['step']}.param."),
+    steps = [{"step": s["step"], "params_before": w.named(s["params_before"], f"s{s['step']}.param.", True),
               "grads": w.named(s["grads"], f"s{s['step']}.grad.")} for s in out["steps"]]
     masks = []
     for k, m in enumerate(out["masks"]):
@@ -240,10 +264,10 @@ def write_run(directory, meta, cfg, out, implementation):
                            "rng_states": "opaque", "mask_rule": "none"},
         "rank": meta.get("rank") or {"world_rank": 0, "world_size": 1, "tp": 0, "cp": 0, "dp": 0, "pp": 0,
                                      "etp": 0, "ep": 0, "edp": 0},
-        "config": cfg, "layouts": LAYOUTS,
+        "config": cfg, "layouts": layouts or LAYOUTS,
         "micro_batches": mbs, "steps": steps,
-        "parameters": w.named(out["parameters"], "param."),
-        "masks": masks, "counts": out["counts"], "side_effects": out["side_effects"],
+        "parameters": w.named(out["parameters"], "param.", True),
+        "masks": masks, "counts": out["counts"], "side_effects": out.get("side_effects", {}),
         "memory": {},
     }
     w.finish(manifest)

@@ -1,0 +1,12 @@
+"""rcts adapter kit: the framework-independent parts of an rcts adapter (docs/adapter-contract.md).
+
+  errors    AdapterError: bad input, the message names file, JSON path and value (exit 2)
+  case      a case file and the rcts dumps of its runs, read strictly
+  config    refusal(): every config key the adapter does not model refuses the case
+  dump      format-1 dumps: read rcts's baseline, write the adapter's runs (sha256 per tensor)
+  names     rcts parameter names beside Megatron-LM's; the fused-QKV row permutation
+  recorder  module invocations, dropout masks, phase (forward / recompute)
+  saved     saved-tensor hooks, bytes held per layer, save_on_cpu counted
+  rng       generator states per micro-batch; a guard failing the run on an unrecorded draw
+"""
+__version__ = "1.0.0"

@@ -1,0 +1,140 @@
+"""Unit tests of the adapter kit (adapters/kit) with hand-written inputs: the config
+refusal rule, the Megatron-LM name table and QKV permutation (from docs/dump-format.md,
+not from the code), the strict case reader, and the generator guard. Run: python -m unittest."""
+import json
+import os
+import sys
+import tempfile
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "adapters", "kit"))
+
+import torch  # noqa: E402
+
+from rcts_adapter_kit import names  # noqa: E402
+from rcts_adapter_kit.case import Case  # noqa: E402
+from rcts_adapter_kit.config import READ, inert_unless, only, refusal, subset_of  # noqa: E402
+from rcts_adapter_kit.errors import AdapterError  # noqa: E402
+from rcts_adapter_kit.rng import Generators, UnrecordedDraw  # noqa: E402
+
+SPEC = {"model.hidden_size": READ, "model.fp8": only(None, why="no FP8"),
+        "model.fp8_margin": inert_unless("model.fp8", lambda v: v is not None),
+        "model.flash": only(False),
+        "recompute.recompute_granularity": only(None, "selective"),
+        "recompute.recompute_modules": inert_unless("recompute.recompute_granularity", "selective",
+                                                    subset_of({"mlp", "core_attn"}))}
+CFG = {"model": {"hidden_size": 16, "fp8": None, "fp8_margin": 3, "flash": False},
+       "recompute": {"recompute_granularity": None, "recompute_modules": ["moe_act"]}}
+
+
+def patched(section, **kv):
+    c = json.loads(json.dumps(CFG))
+    c[section].update(kv)
+    return c
+
+
+class Config(unittest.TestCase):
+    def test_every_key_modelled_runs(self):
+        self.assertIsNone(refusal(CFG, SPEC))
+
+    def test_a_key_the_adapter_does_not_read_is_refused(self):
+        self.assertEqual(refusal(patched("model", new_knob=1), SPEC),
+                         "config key model.new_knob (= 1) is not read by the adapter")
+
+    def test_a_value_outside_the_modelled_ones_is_refused_with_the_reason(self):
+        self.assertEqual(refusal(patched("model", fp8="hybrid"), SPEC), "model.fp8 = 'hybrid': no FP8")
+        # inert keys come alive with their switch: sorted order reports fp8 itself first
+        self.assertIn("model.fp8 = 'e4m3'", refusal(patched("model", fp8="e4m3"), SPEC))
+
+    def test_types_are_strict(self):
+        self.assertIn("model.flash = 0", refusal(patched("model", flash=0), SPEC))
+
+    def test_inert_keys_and_list_values(self):
+        sel = patched("recompute", recompute_granularity="selective")
+        self.assertIn("['moe_act'] not modelled", refusal(sel, SPEC))
+        sel["recompute"]["recompute_modules"] = ["mlp"]
+        self.assertIsNone(refusal(sel, SPEC))
+
+
+class Names(unittest.TestCase):
+    def test_megatron_names_of_the_documented_table(self):
+        table = {  # docs/dump-format.md, "Parameter names"
+            "layers.0.input_layernorm.weight": "decoder.layers.0.input_layernorm.weight",
+            "layers.1.attention.qkv.bias": "decoder.layers.1.self_attention.linear_qkv.bias",
+            "layers.2.attention.proj.weight": "decoder.layers.2.self_attention.linear_proj.weight",
+            "layers.0.pre_mlp_layernorm.bias": "decoder.layers.0.pre_mlp_layernorm.bias",
+            "layers.3.mlp.fc1.weight": "decoder.layers.3.mlp.linear_fc1.weight",
+            "layers.3.mlp.fc2.bias": "decoder.layers.3.mlp.linear_fc2.bias",
+            "layers.0.moe.router.weight": "decoder.layers.0.mlp.router.weight",
+            "layers.1.moe.experts.7.fc2.weight": "decoder.layers.1.mlp.experts.local_experts.7.linear_fc2.weight",
+            "layers.1.moe.shared_experts.fc1.weight": "decoder.layers.1.mlp.shared_experts.linear_fc1.weight",
+        }
+        for ours, theirs in table.items():
+            self.assertEqual(names.megatron_name(ours), theirs)
+            self.assertEqual(names.rcts_name(theirs), ours)
+        self.assertIsNone(names.megatron_name("embedding.weight"))
+        self.assertIsNone(names.rcts_name("decoder.final_layernorm.weight"))
+
+    def test_qkv_permutation(self):
+        # h = 4, 2 heads (d = 2): rcts rows q0..q3 k0..k3 v0..v3 (head-major inside each);
+        # Megatron: head 0 [q q k k v v], head 1 [q q k k v v]
+        self.assertEqual(names.qkv_rows_to_megatron(4, 2), [0, 1, 4, 5, 8, 9, 2, 3, 6, 7, 10, 11])
+        fwd, inv = names.qkv_rows_to_megatron(4, 2), names.qkv_rows_from_megatron(4, 2)
+        self.assertEqual([fwd[i] for i in inv], list(range(12)))
+
+
+class CaseFile(unittest.TestCase):
+    def load(self, obj):
+        with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
+            json.dump(obj, f) if not isinstance(obj, str) else f.write(obj)
+        self.addCleanup(os.unlink, f.name)
+        return f.name
+
+    def test_errors_name_the_file_and_field(self):
+        for obj, want in [("{", "not JSON"), ([], "/: a case is a JSON object"),
+                          ({"description": "d"}, "/: missing field 'id'"),
+                          ({"id": 3}, "/id: 3 is not a string"),
+                          ({"id": "a", "rank": [1]}, "/: unknown key 'rank'"),
+                          ({"id": "a", "ranks": [0]}, "/ranks: [0] is not a non-empty list")]:
+            path = self.load(obj)
+            with self.assertRaises(AdapterError) as e:
+                Case(path)
+            self.assertIn(path, str(e.exception))
+            self.assertIn(want, str(e.exception))
+
+    def test_unmodelled_case_keys(self):
+        c = Case(self.load({"id": "a", "seed_ranks": {"tp": 3}}))
+        self.assertIn("case key seed_ranks", c.unmodelled(("id",)))
+        self.assertIsNone(c.unmodelled(("id", "seed_ranks")))
+
+
+class Guard(unittest.TestCase):
+    def test_draws_from_recorded_generators_are_counted(self):
+        g = Generators()
+        with g.guard():
+            torch.rand(3)
+            torch.native_dropout(torch.ones(4), 0.5, True)
+        g.check()
+        self.assertEqual(g.draws["torch.default_cpu_generator"], 2)
+
+    def test_a_draw_from_an_unrecorded_generator_fails_the_run(self):
+        g, other = Generators(), torch.Generator().manual_seed(1)
+        with g.guard():
+            torch.rand(3, generator=other)
+        with self.assertRaises(UnrecordedDraw) as e:
+            g.check()
+        self.assertIn("aten.rand", str(e.exception))
+
+    def test_a_named_extra_generator_is_recorded(self):
+        other = torch.Generator().manual_seed(1)
+        g = Generators({"cpu": torch.default_generator, "extra": other})
+        with g.guard():
+            torch.rand(3, generator=other)
+        g.check()
+        self.assertEqual(g.draws["extra"], 1)
+        self.assertEqual(set(g.digest()), {"cpu", "extra"})
+
+
+if __name__ == "__main__":
+    unittest.main()
