@@ -140,7 +140,7 @@ def one(a, cid, f, world, case):
             return "skip", [], [f"rcts itself skips it here: {skipped.group(0)}"]
         return "error", [], [f"rcts run --dump: {(r.stdout + r.stderr).strip()[-300:]}"]
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(
-        [a.megatron_path] * bool(a.megatron_path) + [HERE, os.path.join(ROOT, "adapters", "pytorch")]))
+        [a.megatron_path] * bool(a.megatron_path) + [HERE, os.path.join(ROOT, "adapters", "kit")]))
     ad = run([a.python, "-m", "rcts_megatron", f, "--rcts-dump", rcts_root, "--out", out_root,
               "--world-size", str(world)], env=env)
     if ad.returncode != 0:

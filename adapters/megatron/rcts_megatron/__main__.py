@@ -26,7 +26,7 @@ cuda_shim.install()  # before anything imports megatron.core
 
 import torch  # noqa: E402
 
-from rcts_pytorch import dump as kit  # noqa: E402
+from rcts_adapter_kit import dump as kit  # noqa: E402
 
 from . import dumps, faults  # noqa: E402
 from .config import unsupported  # noqa: E402

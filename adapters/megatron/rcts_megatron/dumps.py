@@ -1,10 +1,10 @@
 """Format-1 dumps of the Megatron adapter's runs (docs/dump-format.md), written with the
-shared writer; only the Megatron parts are here: per-mask stream names (the tracker
+adapter kit's writer (adapters/kit); only the Megatron parts are here: per-mask stream names (the tracker
 stream forked at the draw), opaque RNG states of the emulated device and each tracker
 stream, Megatron's parameter names beside rcts's."""
 import os
 
-from rcts_pytorch import dump as kit
+from rcts_adapter_kit import dump as kit
 
 BACKEND = "megatron-cpu"
 
@@ -32,9 +32,7 @@ def write_run(root, meta, cfg, out, implementation):
               "micro_batch": m["micro_batch"], "draw": m["draw"], "p": m["p"],
               "layout": "attention_mask" if m["kind"] == "attention" else "hidden_mask",
               "mask": w.tensor(m["mask"], f"mask.{k:05d}.{m['site']}")} for k, m in enumerate(out["masks"])]
-    params = w.named(out["parameters"], "param.")
-    for p in params:
-        p["megatron_name"] = megatron_global_name(p["name"])
+    params = w.named(out["parameters"], "param.", parameters=True)
     run = {"name": meta["run"], "role": meta["role"]}
     if meta.get("of_variant"):
         run["of_variant"] = meta["of_variant"]
@@ -47,8 +45,3 @@ def write_run(root, meta, cfg, out, implementation):
         "micro_batches": mbs, "steps": steps, "parameters": params, "masks": masks,
         "counts": out["counts"], "side_effects": out["side_effects"], "memory": {}})
     return d
-
-
-def megatron_global_name(rcts_name):
-    from .weights import megatron_name
-    return "decoder." + megatron_name(rcts_name)

@@ -10,6 +10,7 @@ same layout in both (linear weights (out, in); SwiGLU fc1 [gate | up]; TP shards
 Megatron shards them).
 """
 import torch
+from rcts_adapter_kit import names
 
 from . import faults
 
@@ -29,14 +30,9 @@ def megatron_name(rcts_name, layer_offset=0):
 
 
 def qkv_perm(rows, heads_per_rank):
-    """Index vector: megatron_rows = rcts_rows[perm]."""
-    d = rows // (3 * heads_per_rank)
-    hp = heads_per_rank * d
-    perm = torch.empty(rows, dtype=torch.long)
-    for m in range(rows):
-        head, part, j = m // (3 * d), (m % (3 * d)) // d, m % d
-        perm[m] = part * hp + head * d + j
-    return perm
+    """Index vector: megatron_rows = rcts_rows[perm] (the kit's permutation over this
+    rank's rows: rows = 3 * hp)."""
+    return torch.tensor(names.qkv_rows_to_megatron(rows // 3, heads_per_rank), dtype=torch.long)
 
 
 class ParamMap:
