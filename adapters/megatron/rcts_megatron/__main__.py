@@ -94,13 +94,15 @@ def worker(a, case):
             import traceback
             frames = [f for f in traceback.extract_tb(e.__traceback__) if "megatron" in f.filename]
             where = f" at {frames[-1].filename.split('megatron/', 1)[-1]}:{frames[-1].lineno}" if frames else ""
-            print(f"raised: run '{name}': {type(e).__name__}: {e}{where}", file=sys.stderr, flush=True)
-            return 1
+            msg = f"run '{name}': {type(e).__name__}: {e}{where}"
+            print(f"raised: {msg}", file=sys.stderr, flush=True)
+            torch.distributed.destroy_process_group()
+            return 1, msg
         meta = {"case_id": case_id, "case_file": a.case, "run": name, "role": theirs["run"]["role"],
                 "of_variant": theirs["run"].get("of_variant", ""), "rank": theirs["rank"]}
         dumps.write_run(a.out, meta, cfg, out, impl)
     torch.distributed.destroy_process_group()
-    return 0
+    return 0, None
 
 
 def free_port():
@@ -128,7 +130,7 @@ def main(argv=None):
         print(f"error: case file {a.case}: /id: missing or not a string", file=sys.stderr)
         return 2
     if a.worker:
-        return worker(a, case)
+        return worker(a, case)[0]
     out_case = os.path.join(a.out, kit.safe_stem(case_id))
 
     def skip(why):
@@ -151,22 +153,32 @@ def main(argv=None):
     except kit.DumpError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
+    if a.world_size == 1:  # in this process: one import of torch and megatron-core, not two
+        try:
+            rc, raised = worker(a, case)
+        except kit.DumpError as e:
+            print(f"error: {e}", file=sys.stderr)
+            return 2
+        if raised:
+            return skip(f"megatron-core raised: {raised}")
+        print(f"wrote: {case_id}: {len(runs)} runs x 1 rank")
+        return rc
     args = [a.case, "--rcts-dump", a.rcts_dump, "--out", a.out, "--worker"]
-    if a.world_size == 1:
-        cmd = [sys.executable, "-m", "rcts_megatron"] + args
-    else:
-        cmd = [sys.executable, "-m", "torch.distributed.run", "--nproc-per-node", str(a.world_size),
-               "--master-addr", "127.0.0.1", "--master-port", str(free_port()), "-m", "rcts_megatron"] + args
+    cmd = [sys.executable, "-m", "torch.distributed.run", "--nproc-per-node", str(a.world_size),
+           "--master-addr", "127.0.0.1", "--master-port", str(free_port()), "-m", "rcts_megatron"] + args
     env = dict(os.environ, OMP_NUM_THREADS="1", PYTHONWARNINGS="ignore")
     r = subprocess.run(cmd, env=env, capture_output=True, text=True)
+    os.makedirs(out_case, exist_ok=True)
+    with open(os.path.join(out_case, "ranks.log"), "w") as f:  # every rank's output, for a post-mortem
+        f.write(r.stdout + r.stderr)
     raised = [l.split("raised: ", 1)[1] for l in (r.stdout + r.stderr).splitlines() if "raised: " in l]
     if r.returncode != 0 and raised:
         return skip(f"megatron-core raised: {raised[0]}")
     if r.returncode != 0:
         text = (r.stdout + r.stderr).strip().splitlines()
         tb = [l for l in text if l.strip().startswith("File ") or "Error" in l or "error:" in l]
-        print("error: megatron-core raised while running " + case_id + ":\n  " + "\n  ".join(tb[-6:] or text[-6:]),
-              file=sys.stderr)
+        print(f"error: a rank of {case_id} failed (all output: {out_case}/ranks.log):\n  " +
+              "\n  ".join(tb[-6:] or text[-6:]), file=sys.stderr)
         return 1
     print(f"wrote: {case_id}: {len(runs)} runs x {a.world_size} ranks")
     return 0
