@@ -28,7 +28,7 @@ import torch  # noqa: E402
 
 from rcts_adapter_kit import dump as kit  # noqa: E402
 
-from . import dumps, faults  # noqa: E402
+from . import dumps, faults, watchdog  # noqa: E402
 from .config import unsupported  # noqa: E402
 
 
@@ -71,6 +71,7 @@ def init_distributed(world_size):
 def worker(a, case):
     """One rank: every run of the case."""
     case_id = case["id"]
+    watchdog.start()
     world = int(os.environ.get("WORLD_SIZE", "1"))
     rank = init_distributed(world)
     runs = rcts_runs(a.rcts_dump, case_id, rank)
@@ -90,11 +91,13 @@ def worker(a, case):
             raise kit.DumpError(f"{d}: run '{name}' has other parallel settings than the baseline")
         try:
             out = driver.run(cfg, theirs["rank"], base.params, base.inputs, base.targets)
-        except Exception as e:  # Megatron's own code raised: say where, in Megatron
+        except (Exception, KeyboardInterrupt) as e:  # Megatron's own code raised: say where, in Megatron
             import traceback
             frames = [f for f in traceback.extract_tb(e.__traceback__) if "megatron" in f.filename]
             where = f" at {frames[-1].filename.split('megatron/', 1)[-1]}:{frames[-1].lineno}" if frames else ""
-            msg = f"run '{name}': {type(e).__name__}: {e}{where}"
+            what = (f"resident memory passed {watchdog.tripped['mb']} MB (the adapter's cap) while running"
+                    if watchdog.tripped["mb"] else f"{type(e).__name__}: {e}")
+            msg = f"run '{name}': {what}{where}"
             print(f"raised: {msg}", file=sys.stderr, flush=True)
             torch.distributed.destroy_process_group()
             return 1, msg
