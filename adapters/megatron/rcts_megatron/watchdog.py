@@ -25,7 +25,10 @@ def start():
             if mb > limit:
                 tripped["mb"] = mb
                 _thread.interrupt_main()
-                return
+                time.sleep(2)  # an interrupt raised inside autograd's backward can be swallowed:
+                os.write(2, f"error: resident memory {mb} MB passed the adapter's cap of {limit} MB "
+                            f"(RCTS_MEGATRON_RSS_LIMIT_MB); stopping\n".encode())
+                os._exit(3)
 
     threading.Thread(target=watch, daemon=True).start()
     return limit
