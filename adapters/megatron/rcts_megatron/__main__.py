@@ -1,0 +1,192 @@
+"""rcts Megatron-LM adapter: run a case's baseline, variants and reruns with megatron-core's
+own TransformerBlock (local spec), recompute and RNG tracker on the CPU, and write
+format-1 dumps that `rcts check` judges.
+
+  python -m rcts_megatron CASE.json --rcts-dump ROOT --out OUT [--world-size W]
+
+ROOT is what `rcts run CASE.json --dump ROOT` (under `mpirun -n W` for W ranks) wrote;
+rank r reads ROOT/<case>/cpu/rank<r>/<run>/ (parameters before step 0, inputs, targets,
+each run's resolved config and rank coordinates) and writes
+OUT/<case>/megatron-cpu/rank<r>/<run>/. With W > 1 the adapter launches W processes with
+torchrun (torch.distributed, gloo). A case it cannot express prints "skip: <reason>",
+writes OUT/<case>/SKIPPED and exits 0. Exit 2: bad input; 1: Megatron raised (the
+traceback's last frames are printed: a finding, not a skip).
+"""
+import argparse
+import json
+import os
+import socket
+import subprocess
+import sys
+import tempfile
+
+from . import cuda_shim
+
+cuda_shim.install()  # before anything imports megatron.core
+
+import torch  # noqa: E402
+
+from rcts_adapter_kit import dump as kit  # noqa: E402
+
+from . import dumps, faults, watchdog  # noqa: E402
+from .config import unsupported  # noqa: E402
+
+
+def rcts_runs(root, case_id, world_rank):
+    d = os.path.join(root, kit.safe_stem(case_id), "cpu", f"rank{world_rank}")
+    if not os.path.isdir(d):
+        raise kit.DumpError(f"{d}: no rcts dump of case '{case_id}' at rank {world_rank} "
+                            f"(run `rcts run CASE --dump {root}`, under mpirun for several ranks)")
+    runs = {}
+    for name in sorted(os.listdir(d)):
+        path = os.path.join(d, name, kit.MANIFEST)
+        if os.path.isfile(path):
+            with open(path) as f:
+                m = json.load(f)
+            runs[m["run"]["name"]] = (os.path.join(d, name), m)
+    if "baseline" not in runs:
+        raise kit.DumpError(f"{d}: the rcts dump has no baseline run")
+    return runs
+
+
+def implementation():
+    import megatron.core
+
+    from . import te_stub
+    fault = faults.current()
+    return (f"megatron-core {megatron.core.__version__} ({os.path.dirname(megatron.core.__file__)}) @ torch "
+            f"{torch.__version__}, {cuda_shim.description()}; {te_stub.description(te_stub.install())}"
+            + (f"; FAULT INJECTED: {fault}" if fault else ""))
+
+
+def init_distributed(world_size):
+    if world_size == 1 and "RANK" not in os.environ:
+        store = torch.distributed.FileStore(tempfile.mktemp(prefix="rcts-megatron-store."), 1)
+        torch.distributed.init_process_group("gloo", store=store, rank=0, world_size=1)
+    else:
+        torch.distributed.init_process_group("gloo")
+    return torch.distributed.get_rank()
+
+
+def worker(a, case):
+    """One rank: every run of the case."""
+    case_id = case["id"]
+    watchdog.start()
+    world = int(os.environ.get("WORLD_SIZE", "1"))
+    rank = init_distributed(world)
+    runs = rcts_runs(a.rcts_dump, case_id, rank)
+    base = kit.BaselineDump(runs["baseline"][0])
+    p = base.config["parallel"]
+    from megatron.core import parallel_state
+    parallel_state.initialize_model_parallel(
+        tensor_model_parallel_size=p["tensor_model_parallel_size"],
+        pipeline_model_parallel_size=p["pipeline_model_parallel_size"],
+        expert_model_parallel_size=p["expert_model_parallel_size"],
+        expert_tensor_parallel_size=p["expert_tensor_parallel_size"], create_gloo_process_groups=False)
+    from . import driver
+    impl = implementation()
+    for name, (d, theirs) in runs.items():
+        cfg = theirs["config"]
+        if cfg["parallel"] != p:
+            raise kit.DumpError(f"{d}: run '{name}' has other parallel settings than the baseline")
+        try:
+            out = driver.run(cfg, theirs["rank"], base.params, base.inputs, base.targets)
+        except (Exception, KeyboardInterrupt) as e:  # Megatron's own code raised: say where, in Megatron
+            import traceback
+            frames = [f for f in traceback.extract_tb(e.__traceback__) if "megatron" in f.filename]
+            where = f" at {frames[-1].filename.split('megatron/', 1)[-1]}:{frames[-1].lineno}" if frames else ""
+            what = (f"resident memory passed {watchdog.tripped['mb']} MB (the adapter's cap) while running"
+                    if watchdog.tripped["mb"] else f"{type(e).__name__}: {e}")
+            msg = f"run '{name}': {what}{where}"
+            print(f"raised: {msg}", file=sys.stderr, flush=True)
+            torch.distributed.destroy_process_group()
+            return 1, msg
+        meta = {"case_id": case_id, "case_file": a.case, "run": name, "role": theirs["run"]["role"],
+                "of_variant": theirs["run"].get("of_variant", ""), "rank": theirs["rank"]}
+        dumps.write_run(a.out, meta, cfg, out, impl)
+    torch.distributed.destroy_process_group()
+    return 0, None
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(prog="rcts_megatron", description=__doc__.splitlines()[0])
+    ap.add_argument("case")
+    ap.add_argument("--rcts-dump", required=True)
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--world-size", type=int, default=1)
+    ap.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
+    a = ap.parse_args(argv)
+    try:
+        with open(a.case) as f:
+            case = json.load(f)
+    except (OSError, json.JSONDecodeError) as e:
+        print(f"error: case file {a.case}: {e}", file=sys.stderr)
+        return 2
+    case_id = case.get("id")
+    if not isinstance(case_id, str):
+        print(f"error: case file {a.case}: /id: missing or not a string", file=sys.stderr)
+        return 2
+    if a.worker:
+        return worker(a, case)[0]
+    out_case = os.path.join(a.out, kit.safe_stem(case_id))
+
+    def skip(why):
+        os.makedirs(out_case, exist_ok=True)
+        with open(os.path.join(out_case, "SKIPPED"), "w") as f:
+            f.write(why + "\n")
+        print(f"skip: {case_id}: {why}")
+        return 0
+
+    if "config_error" in case.get("expect", {}):
+        return skip("a config_error case runs nothing (rcts judges the config itself)")
+    if a.world_size not in case.get("ranks", [1]):
+        return skip(f"the case runs at world sizes {case.get('ranks', [1])}, not {a.world_size}")
+    try:
+        runs = rcts_runs(a.rcts_dump, case_id, 0)
+        for name, (d, m) in runs.items():
+            why = unsupported(m["config"], a.world_size)
+            if why:
+                return skip(why)
+    except kit.DumpError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    if a.world_size == 1:  # in this process: one import of torch and megatron-core, not two
+        try:
+            rc, raised = worker(a, case)
+        except kit.DumpError as e:
+            print(f"error: {e}", file=sys.stderr)
+            return 2
+        if raised:
+            return skip(f"megatron-core raised: {raised}")
+        print(f"wrote: {case_id}: {len(runs)} runs x 1 rank")
+        return rc
+    args = [a.case, "--rcts-dump", a.rcts_dump, "--out", a.out, "--worker"]
+    cmd = [sys.executable, "-m", "torch.distributed.run", "--nproc-per-node", str(a.world_size),
+           "--master-addr", "127.0.0.1", "--master-port", str(free_port()), "-m", "rcts_megatron"] + args
+    env = dict(os.environ, OMP_NUM_THREADS="1", PYTHONWARNINGS="ignore")
+    r = subprocess.run(cmd, env=env, capture_output=True, text=True)
+    os.makedirs(out_case, exist_ok=True)
+    with open(os.path.join(out_case, "ranks.log"), "w") as f:  # every rank's output, for a post-mortem
+        f.write(r.stdout + r.stderr)
+    raised = [l.split("raised: ", 1)[1] for l in (r.stdout + r.stderr).splitlines() if "raised: " in l]
+    if r.returncode != 0 and raised:
+        return skip(f"megatron-core raised: {raised[0]}")
+    if r.returncode != 0:
+        text = (r.stdout + r.stderr).strip().splitlines()
+        tb = [l for l in text if l.strip().startswith("File ") or "Error" in l or "error:" in l]
+        print(f"error: a rank of {case_id} failed (all output: {out_case}/ranks.log):\n  " +
+              "\n  ".join(tb[-6:] or text[-6:]), file=sys.stderr)
+        return 1
+    print(f"wrote: {case_id}: {len(runs)} runs x {a.world_size} ranks")
+    return 0
+
+
+if __name__ == "__main__":
+    torch.set_num_threads(1)
+    sys.exit(main())

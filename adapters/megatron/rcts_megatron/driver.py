@@ -1,0 +1,181 @@
+"""One run (baseline, variant or rerun) of megatron-core's TransformerBlock (local layer
+spec) on this rank: steps of micro-batches, loss 0.5 * mean((y - target)^2) in f32,
+gradients accumulated in f32 over a step's micro-batches (Megatron's main_grad), the TP
+all-reduce of sequence-parallel parameters' gradients (what finalize_model_grads does),
+then SGD w -= 2^-6 * grad on f32 master weights copied into the module (Megatron's
+mixed-precision optimizer); none after the last step. Returns what a dump holds.
+"""
+import hashlib
+
+import torch
+
+from . import faults
+from .config import transformer_config
+from .observe import DropoutTap, Recorder, SaveHooks
+from .weights import ParamMap
+
+SGD_RATE = 2.0 ** -6
+
+
+def build_block(cfg):
+    from megatron.core.models.gpt.gpt_layer_specs import get_gpt_layer_local_spec
+    from megatron.core.transformer.transformer_block import TransformerBlock
+
+    block = TransformerBlock(transformer_config(cfg), get_gpt_layer_local_spec(), post_layer_norm=False)
+    block.train(cfg["run"]["training"])
+    return block
+
+
+def rng_digests(tracker):
+    """The emulated device's generator and every tracker stream, each as sha256 of its state."""
+    out = {"device (torch.default_generator)": hashlib.sha256(torch.get_rng_state().numpy().tobytes()).hexdigest()}
+    for name, st in sorted(tracker.get_states().items()):
+        out[f"tracker.{name}"] = hashlib.sha256(st.numpy().tobytes()).hexdigest()
+    return out
+
+
+def seed(cfg, rank):
+    from megatron.core import tensor_parallel
+
+    tensor_parallel.model_parallel_cuda_manual_seed(cfg["run"]["seed"], tp_rank=rank["tp"], ep_rank=rank["ep"],
+                                                    etp_rank=rank["etp"])
+    return tensor_parallel.get_cuda_rng_tracker()
+
+
+def run(cfg, rank, initial_params, inputs, targets):
+    from megatron.core import parallel_state
+
+    m = cfg["model"]
+    s, b, h = m["seq_length"], m["micro_batch_size"], m["hidden_size"]
+    tp = cfg["parallel"]["tensor_model_parallel_size"]
+    sp = cfg["parallel"]["sequence_parallel"]
+    steps, per, training = cfg["run"]["steps"], cfg["run"]["micro_batches"], cfg["run"]["training"]
+    n_layers = m["num_layers"]
+    layer_names = [f"layers.{i}" for i in range(n_layers)]
+
+    block = build_block(cfg)
+    order = [n for n, _ in initial_params]
+    pmap = ParamMap(block, order, m["num_attention_heads"] // tp)
+    master = {n: t.clone().float() for n, t in initial_params}
+    pmap.load(master)
+    rec = Recorder(cfg, {p.untyped_storage().data_ptr() for p in block.parameters()})
+    rec.attach(block, layer_names)
+    faults_installed = install_faults(block, cfg, rec)
+    tracker = seed(cfg, rank)
+    rec.tracker = tracker
+    tp_group = parallel_state.get_tensor_model_parallel_group()
+    tp_rank = rank["tp"]
+    rows = s // tp * b if sp else s * b
+    # The causal mask as Megatron's data loader gives it (bool [1, 1, s, s], True = masked);
+    # without one Megatron builds it with device="cuda" (transformer/utils.py). One tensor for
+    # every layer and run, not an activation: its storage is not counted as saved.
+    causal = torch.triu(torch.ones(s, s, dtype=torch.bool), diagonal=1)[None, None]
+    rec.param_storages.add(causal.untyped_storage().data_ptr())
+
+    out = {"micro_batches": [], "steps": []}
+    for step in range(steps):
+        acc = {n: torch.zeros_like(master[n]) for n in order}
+        before = [(n, master[n].clone()) for n in order]
+        for mb in range(per):
+            i = step * per + mb
+            rec.step, rec.micro_batch = step, mb
+            x_full = inputs[i]
+            x = (x_full[tp_rank * rows:(tp_rank + 1) * rows] if sp else x_full).clone()
+            x = x.reshape(-1, b, h).requires_grad_(training)
+            rec.phase = "forward"
+            with torch.set_grad_enabled(training), SaveHooks(rec), DropoutTap(rec):
+                y = block(hidden_states=x, attention_mask=causal)
+            saves, per_layer, held = rec.finish_forward(n_layers, layer_names)
+            y2 = y.reshape(-1, h)
+            if sp:  # the block's output is the rank's sequence shard: gather the full (s*b, h)
+                parts = [torch.empty_like(y2) for _ in range(tp)]
+                torch.distributed.all_gather(parts, y2.detach().contiguous(), group=tp_group)
+                y_full = torch.cat(parts)
+            else:
+                y_full = y2
+            diff = y_full.detach().float() - targets[i].float()
+            loss = 0.5 * (diff * diff).mean()
+            if training:
+                grad = (diff / diff.numel()).to(y.dtype)
+                if sp:
+                    grad = grad[tp_rank * rows:(tp_rank + 1) * rows]
+                rec.phase = "backward"
+                with DropoutTap(rec):
+                    y2.backward(grad)
+                rec.phase = "forward"
+                for n in order:
+                    p = pmap.param(n)
+                    if p.grad is not None:
+                        acc[n] += pmap.to_rcts(n, p.grad)
+                        p.grad = None
+            out["micro_batches"].append({
+                "step": step, "micro_batch": mb, "loss": float(loss),
+                "input": x_full, "target": targets[i], "output": y_full.detach().to(x_full.dtype),
+                "input_grad": x.grad.reshape(-1, h).clone() if training else None,
+                "param_grads": [(n + ".grad", acc[n].clone()) for n in order],
+                "rng_after": rng_digests(tracker), "saved_tensors": saves, "saved_bytes_per_layer": per_layer,
+                "saved_after_forward": held, "host_resident_after_forward": 0})
+        if sp and training:  # Megatron's finalize_model_grads: all-reduce SP parameters' grads over TP
+            for n in order:
+                if getattr(pmap.param(n), "sequence_parallel", False):
+                    torch.distributed.all_reduce(acc[n], group=tp_group)
+        out["steps"].append({"step": step, "params_before": before,
+                             "grads": [(n + ".grad", acc[n].clone()) for n in order]})
+        if training and step + 1 < steps:
+            for n in order:
+                master[n] -= acc[n] * SGD_RATE
+            pmap.load(master)
+    out["parameters"] = [(n, master[n].clone()) for n in order]
+    out["masks"] = rec.masks
+    out["counts"] = {k: {"original": v[0], "recompute": v[1]} for k, v in rec.counts.items()}
+    out["side_effects"] = rec.side_effects
+    uninstall_faults(faults_installed)
+    return out
+
+
+def install_faults(block, cfg, rec):
+    """The RCTS_MEGATRON_FAULT switch (faults.py): monkeypatches around Megatron's code,
+    undone after the run."""
+    from megatron.core.tensor_parallel import random as mrandom
+
+    undo = []
+    if faults.active("no_rng_restore"):
+        orig = mrandom._set_all_rng_states
+
+        def no_restore(*a, **k):
+            if rec.phase != "backward":
+                return orig(*a, **k)
+
+        mrandom._set_all_rng_states = no_restore
+        undo.append(lambda: setattr(mrandom, "_set_all_rng_states", orig))
+    if faults.active("outside_fork"):
+        import contextlib
+        orig_fork = mrandom.CudaRNGStatesTracker.fork
+
+        def fork(self, name=mrandom._MODEL_PARALLEL_RNG_TRACKER_NAME):
+            return contextlib.nullcontext() if rec.phase == "backward" else orig_fork(self, name)
+
+        mrandom.CudaRNGStatesTracker.fork = fork
+        undo.append(lambda: setattr(mrandom.CudaRNGStatesTracker, "fork", orig_fork))
+    if faults.active("chunk_input"):
+        r = cfg["recompute"]
+        n = r.get("recompute_num_layers") or 1
+        if r.get("recompute_granularity") == "full" and r.get("recompute_method") == "uniform":
+            chunk_in = {}
+            for k, layer in enumerate(block.layers):
+                def pre(mod, args, kwargs, k=k):
+                    hs = kwargs.get("hidden_states", args[0] if args else None)
+                    if k % n == 0:
+                        chunk_in["x"] = hs
+                    elif "x" in chunk_in:
+                        kwargs = dict(kwargs, hidden_states=chunk_in["x"])
+                        args = ()
+                    return args, kwargs
+
+                undo.append(layer.register_forward_pre_hook(pre, with_kwargs=True).remove)
+    return undo
+
+
+def uninstall_faults(undo):
+    for u in undo:
+        u()

@@ -1,0 +1,32 @@
+"""Deliberate mistakes the adapter can run with (RCTS_MEGATRON_FAULT=name), injected at run
+time around megatron-core's own code (nothing of Megatron is edited), so tests show the
+checks that must catch each one do:
+
+  no_rng_restore    CheckpointFunction/CheckpointWithoutOutput recompute without restoring the
+                    RNG states they saved (Megatron's _set_all_rng_states made a no-op): the
+                    recompute draws fresh masks          -> bitwise, masks (recompute draw != forward)
+  outside_fork      the recompute of a checkpoint runs with the tracker forks made no-ops
+                    (get_cuda_rng_tracker().fork() yields without switching state while the
+                    phase is backward): attention dropout draws from the default stream
+                                                          -> bitwise, masks
+  chunk_input       full uniform recompute: every layer of a chunk is re-run from the chunk's
+                    input (the 2023 uniform-chunk bug, re-created by wrapping TransformerLayer
+                    calls during recompute)              -> bitwise
+  qkv_layout        load QKV rows without Megatron's per-head interleave (a porting mistake)
+                                                          -> faithful-model comparison
+"""
+import os
+
+KNOWN = {"no_rng_restore", "outside_fork", "chunk_input", "qkv_layout"}
+
+
+def current():
+    value = os.environ.get("RCTS_MEGATRON_FAULT", "")
+    if value and value not in KNOWN:
+        raise SystemExit(f"error: RCTS_MEGATRON_FAULT={value!r} is not one of {sorted(KNOWN)}")
+    return value
+
+
+def active(name):
+    assert name in KNOWN, name
+    return current() == name

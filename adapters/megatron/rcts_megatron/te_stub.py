@@ -1,0 +1,45 @@
+"""Import stubs for the three Transformer Engine names megatron-core's
+CheckpointWithoutOutput reaches even without FP8.
+
+megatron/core/tensor_parallel/random.py imports FP8GlobalStateManager,
+activation_recompute_forward and fp8_autocast from transformer_engine inside a try; when
+TE is missing the names stay undefined. CheckpointWithoutOutput.__init__ sets
+`self.fp8 = fp8 is not None`, true for the default fp8=False (random.py:636 in 0.16.1,
+kept on purpose upstream), so every output-discarding recompute (selective "layernorm")
+takes the TE path and raises NameError (random.py:589) on a machine without TE. The stubs
+behave as TE does with FP8 off: no FP8 is enabled, the recompute-phase markers and the
+autocast are empty contexts. They are set only where the name is missing, and listed in
+every dump's implementation string.
+"""
+import contextlib
+
+STUBBED = ("FP8GlobalStateManager", "activation_recompute_forward", "fp8_autocast")
+
+
+class _FP8GlobalStateManager:
+    @staticmethod
+    def is_fp8_enabled():
+        return False
+
+    @staticmethod
+    def get_fp8_recipe():
+        return None
+
+
+def install():
+    from megatron.core.tensor_parallel import random as mrandom
+
+    done = []
+    stand_ins = {"FP8GlobalStateManager": _FP8GlobalStateManager,
+                 "activation_recompute_forward": lambda **kw: contextlib.nullcontext(),
+                 "fp8_autocast": lambda **kw: contextlib.nullcontext()}
+    for name in STUBBED:
+        if not hasattr(mrandom, name):
+            setattr(mrandom, name, stand_ins[name])
+            done.append(name)
+    return done
+
+
+def description(done):
+    return ("import stubs (no Transformer Engine): " + ", ".join(f"megatron.core.tensor_parallel.random.{n}"
+                                                                 for n in done)) if done else "import stubs: none"

@@ -1,0 +1,120 @@
+"""Unit tests of the Megatron adapter's own parts that need no megatron-core import:
+the emulated device, the QKV layout, the fault switch, and check-megatron's
+expectation-file reader and verdicts."""
+import json
+import os
+import sys
+import tempfile
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(HERE)))
+sys.path[:0] = [os.path.join(ROOT, "adapters", "megatron"), os.path.join(ROOT, "adapters", "kit")]
+
+import torch  # noqa: E402
+
+from rcts_megatron import cuda_shim, faults, weights  # noqa: E402
+import check_megatron  # noqa: E402
+
+
+class EmulatedDevice(unittest.TestCase):
+    def setUp(self):
+        cuda_shim.install()
+
+    def test_cuda_rng_is_the_cpu_generator(self):
+        torch.cuda.manual_seed(77)
+        self.assertTrue(torch.equal(torch.cuda.get_rng_state(), torch.get_rng_state()))
+        torch.manual_seed(77)
+        a = torch.rand(5)
+        torch.cuda.manual_seed(77)
+        self.assertTrue(torch.equal(torch.rand(5), a))
+        self.assertIs(torch.cuda.default_generators[0], torch.default_generator)
+
+    def test_lazy_call_runs_now(self):
+        ran = []
+        torch.cuda._lazy_call(lambda: ran.append(1))
+        self.assertEqual(ran, [1])
+
+    def test_current_device_places_on_cpu(self):
+        self.assertEqual(torch.empty(2, device=torch.cuda.current_device()).device.type, "cpu")
+
+    def test_every_patched_name_is_described(self):
+        for name in cuda_shim.PATCHED:
+            self.assertIn(name, cuda_shim.description())
+
+
+class QkvLayout(unittest.TestCase):
+    def test_per_head_interleave(self):
+        heads, d = 2, 3
+        rcts_rows = torch.arange(3 * heads * d)            # [q | k | v], head-major
+        meg = rcts_rows[weights.qkv_perm(3 * heads * d, heads)]
+        # Megatron row head*3d + part*d + j holds rcts row part*h + head*d + j
+        h = heads * d
+        for head in range(heads):
+            for part in range(3):
+                for j in range(d):
+                    self.assertEqual(int(meg[head * 3 * d + part * d + j]), part * h + head * d + j)
+
+    def test_names(self):
+        self.assertEqual(weights.megatron_name("layers.3.attention.qkv.weight"), "layers.3.self_attention.linear_qkv.weight")
+        self.assertEqual(weights.megatron_name("layers.1.mlp.fc2.bias"), "layers.1.mlp.linear_fc2.bias")
+        self.assertEqual(weights.megatron_name("layers.0.pre_mlp_layernorm.weight"), "layers.0.pre_mlp_layernorm.weight")
+
+
+class FaultSwitch(unittest.TestCase):
+    def test_unknown_fault_refused(self):
+        os.environ["RCTS_MEGATRON_FAULT"] = "no_such_fault"
+        try:
+            with self.assertRaises(SystemExit):
+                faults.active("chunk_input")
+        finally:
+            del os.environ["RCTS_MEGATRON_FAULT"]
+
+    def test_off_by_default(self):
+        os.environ.pop("RCTS_MEGATRON_FAULT", None)
+        self.assertFalse(any(faults.active(f) for f in faults.KNOWN))
+
+
+def _expect(entries):
+    f = tempfile.NamedTemporaryFile("w", suffix=".json", delete=False)
+    json.dump({"format": "rcts-expectations", "version": 1, "implementation": "t", "entries": entries}, f)
+    f.close()
+    return f.name
+
+
+class ExpectationFile(unittest.TestCase):
+    def test_verdicts(self):
+        e = check_megatron.Expectations(_expect([
+            {"case": "a.*", "outcome": "fail", "checks": ["memory"], "reason": "r"},
+            {"case": "s", "ranks": [1], "outcome": "skip", "reason": "r"}]))
+        self.assertEqual(e.judge("a.x", 1, "fail", ["memory"])[0], "expected-fail")
+        self.assertEqual(e.judge("a.x", 1, "fail", ["bitwise", "memory"])[0], "different-failure")
+        self.assertEqual(e.judge("a.x", 1, "pass", [])[0], "unexpected-pass")
+        self.assertEqual(e.judge("s", 1, "skip", [])[0], "expected-skip")
+        self.assertEqual(e.judge("s", 2, "skip", [])[0], "unexpected-skip")
+        self.assertEqual(e.judge("z", 1, "fail", ["rng"])[0], "regression")
+        self.assertEqual(e.judge("z", 1, "error", [])[0], "regression")
+        self.assertEqual(e.judge("z", 1, "pass", [])[0], "pass")
+
+    def test_refusals(self):
+        for bad in ([{"case": "a", "outcome": "fail", "reason": "r"}],                       # no checks
+                    [{"case": "a", "outcome": "skip", "reason": ""}],                        # empty reason
+                    [{"case": "a", "outcome": "maybe", "reason": "r"}],                      # outcome
+                    [{"case": "a", "outcome": "fail", "checks": ["nope"], "reason": "r"}],   # check kind
+                    [{"case": "a", "outcome": "skip", "reason": "r", "extra": 1}]):          # unknown key
+            with self.assertRaises(SystemExit):
+                check_megatron.Expectations(_expect(bad))
+
+    def test_conflict_refused(self):
+        e = check_megatron.Expectations(_expect([{"case": "a*", "outcome": "skip", "reason": "r"},
+                                                 {"case": "ab", "outcome": "skip", "reason": "r"}]))
+        with self.assertRaises(SystemExit):
+            e.judge("ab", 1, "skip", [])
+
+    def test_the_shipped_file_reads(self):
+        e = check_megatron.Expectations(os.path.join(ROOT, "expectations", "megatron-core-0.16.json"))
+        self.assertTrue(all(x["reason"] for x in e.entries))
+
+
+if __name__ == "__main__":
+    unittest.main()
