@@ -307,7 +307,7 @@ TEST(NotRecorded, AFieldDeclaredNotRecordedMustBeAbsentAndHaveAReason) {
 TEST(NothingToJudge, OpaqueStatesCannotShowTheSeedsOfASeedRanksCase) {
   Case c;
   c.seed_ranks.tp = 3;
-  RunOptions o;
+  CheckEnv o;
   GroupLayout layout;
   RunRecord base;
   base.implementation = "pytorch";
