@@ -291,7 +291,7 @@ TEST(NotRecorded, AFieldDeclaredNotRecordedMustBeAbsentAndHaveAReason) {
   auto j = read_manifest(dir.path());
   j["not_recorded"] = {{"side_effects", "x"}};
   write_manifest(dir.path(), j);
-  EXPECT_NE(read_error(dir.path()).find("/not_recorded/side_effects: declared not recorded, but the dump has side_effects"),
+  EXPECT_NE(read_error(dir.path()).find("/not_recorded/side_effects = \"x\": declared not recorded, but the dump has side_effects"),
             std::string::npos)
       << read_error(dir.path());
   j.erase("side_effects");

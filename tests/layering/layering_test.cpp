@@ -34,6 +34,8 @@ const std::map<std::string, int> kLayer = {
     {"ranks", 4},                   // agreement between ranks, result merge
     {"dumps", 5},  {"reports", 5},  // dump format 1; text, JSON, JUnit, HTML, traces
     {"run", 6},                     // the runner
+    {"expectations", 6},            // expectation files: outcomes vs what a framework is known to fail
+    {"matrix", 6},                  // rcts matrix: several reports as one page
     {"cli", 7},                     // one file per subcommand
 };
 
