@@ -118,7 +118,8 @@ mpmd_options)
 # F9: a rank stopped (SIGSTOP) or killed (SIGKILL) mid-run ends every other rank within 15 s, naming it.
 rank_stopped | rank_killed)
   sig=STOP && [ "$test" = rank_killed ] && sig=KILL
-  "${mpirun[@]}" -n 3 "$rcts" run "$cases" >mpi.out 2>&1 & job=$!
+  # Two ranks: the cases for two ranks run for seconds (at three, one case runs, too briefly).
+  "${mpirun[@]}" -n 2 "$rcts" run "$cases" >mpi.out 2>&1 & job=$!
   victim=""
   for _ in $(seq 1 100); do
     for p in $(pgrep -P "$(pgrep -d, -P $job)" 2>/dev/null; pgrep -f "$rcts run $cases" 2>/dev/null); do
