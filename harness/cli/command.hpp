@@ -48,9 +48,11 @@ class Command {
   virtual void add(CLI::App& app, SharedArgs& shared) = 0;
   virtual BackendNeed backend_need() const { return BackendNeed::none; }
   virtual bool needs_cases() const { return true; }
-  // What the ranks agree on at start: the command and what makes every rank take part
-  // in preparing a directory (" --dump").
-  virtual std::string start_record() const { return "rcts " + sub->get_name(); }
+  // What the ranks agree on at start: the subcommand and every option given (outputs,
+  // filters, limits...), not the case paths: MPMD ranks given other options are refused
+  // at the start, while ranks given other case files reach the agreement on what they
+  // loaded (agreement.hpp). common.cpp.
+  std::string start_record() const;
   // What it was doing when memory ran out ("explaining case X").
   virtual std::string activity() const { return "loading the cases"; }
   virtual int run(Session& s) = 0;

@@ -72,4 +72,14 @@ Config read_config_file(const std::string& path) {
   return config_from_json(read_json_file(path, "config file"), path);
 }
 
+std::string Command::start_record() const {
+  std::string line = "rcts " + sub->get_name();
+  for (const CLI::Option* o : sub->get_options())
+    if (o->count() && o->nonpositional()) {
+      line += " " + o->get_name();
+      for (const auto& r : o->results()) line += " " + r;
+    }
+  return line;
+}
+
 }  // namespace rcts::harness::cli

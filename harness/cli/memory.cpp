@@ -24,13 +24,13 @@ class MemoryCommand : public Command {
     sub = app.add_subcommand("memory", "analytic activation-memory calculator (Korthikanti et al. 2022)");
     sub->add_option("--config", config_file_, "config JSON (default: built-in defaults)");
     sub->add_flag("--json", json_, "print JSON instead of the table");
-    auto* margs = sub->add_option("--megatron-args", megatron_args_,
-                                  "Megatron-LM arguments, e.g. \"--num-layers 24 --hidden-size 1024 ...\" (docs/megatron.md)");
-    auto* mfile = sub->add_option("--megatron-file", megatron_file_,
-                                  "a file of Megatron-LM arguments, or YAML (.yaml/.yml) mapping them to values");
+    margs_ = sub->add_option("--megatron-args", megatron_args_,
+                           "Megatron-LM arguments, e.g. \"--num-layers 24 --hidden-size 1024 ...\" (docs/megatron.md)");
+    mfile_ = sub->add_option("--megatron-file", megatron_file_,
+                           "a file of Megatron-LM arguments, or YAML (.yaml/.yml) mapping them to values");
     sub->add_flag("--print-config", print_config_, "print the rcts config (JSON) the settings map to, not the report");
-    margs->excludes(mfile);
-    sub->get_option("--config")->excludes(margs)->excludes(mfile);
+    margs_->excludes(mfile_);
+    sub->get_option("--config")->excludes(margs_)->excludes(mfile_);
   }
   bool needs_cases() const override { return false; }
   std::string activity() const override {
@@ -39,9 +39,9 @@ class MemoryCommand : public Command {
 
   int run(Session&) override {
     Config cfg;
-    if (!megatron_args_.empty() || !megatron_file_.empty()) {
-      const MegatronImport m = megatron_file_.empty() ? import_megatron_arg_string(megatron_args_)
-                                                      : import_megatron_file(megatron_file_);
+    if (margs_->count() || mfile_->count()) {  // given, even when empty
+      const MegatronImport m = !mfile_->count() ? import_megatron_arg_string(megatron_args_)
+                                                : import_megatron_file(megatron_file_);
       for (const auto& n : m.notes) std::cerr << "rcts: megatron: " << n << "\n";
       if (!m.ignored.empty())
         std::cerr << "rcts: megatron: ignored (no effect on what rcts models): " << join_words(m.ignored) << "\n";
@@ -59,6 +59,8 @@ class MemoryCommand : public Command {
 
  private:
   std::string config_file_, megatron_args_, megatron_file_;
+  CLI::Option* margs_ = nullptr;
+  CLI::Option* mfile_ = nullptr;
   bool json_ = false, print_config_ = false;
 };
 

@@ -37,10 +37,6 @@ class RunCommand : public Command {
     add_expect_options(sub, expect_);
   }
   BackendNeed backend_need() const override { return BackendNeed::pool_unless_named; }
-  // --dump makes every rank take part in preparing the dump directory: part of the command.
-  std::string start_record() const override {
-    return "rcts run" + std::string(dump_dir_.empty() ? "" : " --dump") + (report_dir_.empty() ? "" : " --report");
-  }
 
   int run(Session& s) override {
     RunOptions& opt = s.opt;
@@ -49,7 +45,11 @@ class RunCommand : public Command {
     std::optional<FaultScope> fault;
     if (!mutant_.empty()) fault.emplace(parse_fault(mutant_));
     std::optional<DumpStaging> dump;
-    if (!dump_dir_.empty()) opt.dump_dir = dump.emplace(dump_dir_, dump_replace_, opt.agreement).staging();
+    std::string dump_failure;
+    if (!dump_dir_.empty()) {
+      opt.dump_dir = dump.emplace(dump_dir_, dump_replace_, opt.agreement).staging();
+      opt.dump_failure = &dump_failure;
+    }
     std::optional<DumpStaging> report_staging;
     std::optional<RunReport> report;
     if (!report_dir_.empty())
@@ -61,7 +61,7 @@ class RunCommand : public Command {
           << header.ranks << " rank(s), " << selected << " case(s)" << (mutant_.empty() ? "" : ", mutant " + mutant_)
           << "\n";
     const auto results = run_cases(s.cases, opt, s.rank0 ? &std::cout : nullptr);
-    if (dump) dump->commit();
+    if (dump) dump->commit(dump_failure);
     if (report) {
       report->write_index(header, results);
       report_staging->commit();

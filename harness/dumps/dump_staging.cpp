@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "harness/ranks/agreement.hpp"
+#include "harness/io/atomic_file.hpp"
 #include "reference/core/error.hpp"
 
 namespace rcts::harness {
@@ -19,17 +20,6 @@ namespace fs = std::filesystem;
 namespace {
 
 fs::path parent_of(const fs::path& p) { return p.has_parent_path() ? p.parent_path() : fs::path("."); }
-
-// A new empty directory "<parent>/.<name>.<tag>-XXXXXX".
-fs::path make_sibling(const fs::path& target, const char* tag, const std::string& option) {
-  const std::string stem = std::string(".").append(target.filename().string()).append(".").append(tag);
-  const std::string name = (parent_of(target) / (stem + "-XXXXXX")).string();
-  std::vector<char> buf(name.begin(), name.end());
-  buf.push_back('\0');
-  if (!::mkdtemp(buf.data()))
-    throw Error(option + " " + target.string() + ": cannot create a directory beside it: " + std::strerror(errno));
-  return buf.data();
-}
 
 fs::path prepare(const fs::path& target, bool replace, const std::string& option) {
   std::error_code ec;
@@ -46,13 +36,14 @@ fs::path prepare(const fs::path& target, bool replace, const std::string& option
   fs::create_directories(parent_of(target), ec);
   if (ec)
     throw Error(option + " " + target.string() + ": cannot create " + parent_of(target).string() + ": " + ec.message());
-  return make_sibling(target, option.c_str() + 2, option);
+  sweep_leftovers(target, option.substr(2));
+  return make_sibling_dir(target, option.substr(2), option + " " + target.string());
 }
 
 }  // namespace
 
 DumpStaging::DumpStaging(fs::path target, bool replace, RankAgreement* agreement, std::string option)
-    : target_(std::move(target)), option_(std::move(option)) {
+    : target_(std::move(target)), option_(std::move(option)), agreement_(agreement), replace_(replace) {
   if (!target_.has_filename()) target_ = target_.parent_path();  // "out/dump/" names "out/dump"
   if (!agreement || agreement->size() == 1) {
     staging_ = prepare(target_, replace, option_);
@@ -79,23 +70,37 @@ DumpStaging::~DumpStaging() {
   fs::remove_all(staging_, ec);
 }
 
-void DumpStaging::commit() {
-  if (!owner_ || committed_) return;
-  auto fail = [&](const std::string& what, int err) {
-    committed_ = true;  // keep the staging directory: it holds the only copy of the dump
-    throw Error(option_ + " " + target_.string() + ": " + what + ": " + std::strerror(err) + "; the dump is in " +
-                staging_.string());
-  };
-  std::error_code ec;
-  fs::path old;
-  // rename(2) replaces an empty directory in one step; a non-empty one moves aside first.
-  if (fs::is_directory(target_, ec) && !fs::is_empty(target_, ec)) {
-    old = make_sibling(target_, "old", option_);
-    if (std::rename(target_.c_str(), old.c_str()) != 0) fail("cannot move the old directory aside", errno);
+void DumpStaging::commit(const std::string& failure) {
+  if (committed_) return;
+  std::string why = failure.empty() ? "" : "this rank: " + failure;
+  if (agreement_ && agreement_->size() > 1) {
+    nlohmann::json mine = nlohmann::json::object();
+    if (!failure.empty()) mine["incomplete"] = failure;
+    const auto all = agreement_->exchange(option_.substr(2) + " commit", mine);
+    why.clear();
+    for (size_t r = 0; r < all.size() && why.empty(); ++r)
+      if (all[r].contains("incomplete")) why = "rank " + std::to_string(r) + ": " + all[r]["incomplete"].get<std::string>();
   }
-  if (std::rename(staging_.c_str(), target_.c_str()) != 0) fail("cannot rename " + staging_.string() + " to it", errno);
   committed_ = true;
-  if (!old.empty()) fs::remove_all(old, ec);
+  std::error_code ec;
+  if (!why.empty()) {
+    if (owner_) fs::remove_all(staging_, ec);
+    const std::string msg = option_ + " " + target_.string() + ": not written, " +
+                            (fs::exists(target_, ec) ? "the directory is as it was" : "nothing was created") +
+                            ": a part of the dump could not be written (" + why + ")";
+    if (agreement_ && agreement_->size() > 1) throw AgreedError(msg);
+    throw Error(msg);
+  }
+  if (!owner_) return;
+  bool exchanged = false;
+  if (const int err = put_directory(staging_, target_, replace_, exchanged); err != 0) {
+    fs::remove_all(staging_, ec);
+    throw Error(option_ + " " + target_.string() + ": not written: " +
+                (err == ENOTEMPTY ? std::string("another run filled the directory meanwhile (pass ") + option_ +
+                                        "-replace to replace it whole)"
+                                  : "cannot put " + staging_.string() + " in its place: " + std::strerror(err)));
+  }
+  if (exchanged) fs::remove_all(staging_, ec);  // the old contents
 }
 
 }  // namespace rcts::harness

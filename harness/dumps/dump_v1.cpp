@@ -7,6 +7,7 @@
 #include <fstream>
 #include <functional>
 #include <limits>
+#include <optional>
 #include <set>
 
 #include <nlohmann/json.hpp>
@@ -18,6 +19,7 @@
 #include "harness/io/strict_json.hpp"
 #include "harness/io/hex_bits.hpp"
 #include "reference/config/config_json.hpp"
+#include "reference/config/limits.hpp"
 #include "reference/core/memory.hpp"
 #include "reference/runtime/runtime.hpp"
 
@@ -161,33 +163,58 @@ class Reader {
       r.at("dtype").fail(e.what());
     }
     const JsonReader sr = need(r, "shape");
+    if (sr.array_size() > static_cast<size_t>(limits::kMaxTensorDims))
+      sr.fail(std::to_string(sr.array_size()) + " dimensions, more than the " +
+              std::to_string(limits::kMaxTensorDims) + " a tensor may have");
     Shape shape;
     for (size_t i = 0; i < sr.array_size(); ++i) shape.push_back(i64(sr.at(i)));
+    const auto want = shape_bytes(shape, dtype_size(dtype), static_cast<uint64_t>(limits::kMaxDumpTensorBytes));
+    if (!want)
+      sr.fail("a " + std::string(dtype_name(dtype)) + " tensor of this shape needs more than the " +
+              std::to_string(limits::kMaxDumpTensorBytes) + " bytes a dumped tensor may have");
     const std::string sha = need(r, "sha256").str();
     const fs::path path = dir_ / file;
+    const std::string where = "tensor file " + path.string() + " ";
+    if (const auto out = outside_the_dump(path)) r.at("file").fail(where + *out);
     if (!fs::is_regular_file(path)) r.at("file").fail("tensor file " + path.string() + " does not exist");
-    NpyFile f;
+    NpyHeader h;
     try {
-      f = read_npy(path);
+      h = read_npy_header(path);
     } catch (const Error& e) {
       r.at("file").fail(e.what());
     }
-    const std::string where = "tensor file " + path.string() + " ";
-    if (f.descr != dtype_numpy(dtype))
-      r.at("dtype").fail(where + "holds '" + f.descr + "', dtype " + std::string(dtype_name(dtype)) + " is stored as '" +
+    if (h.descr != dtype_numpy(dtype))
+      r.at("dtype").fail(where + "holds '" + h.descr + "', dtype " + std::string(dtype_name(dtype)) + " is stored as '" +
                          std::string(dtype_numpy(dtype)) + "'");
-    if (f.fortran_order) r.at("file").fail(where + "is in Fortran order; dumps are C order");
-    if (f.shape != shape) r.at("shape").fail(where + "has shape " + shape_str(f.shape));
-    const auto want = static_cast<size_t>(shape_numel(shape)) * dtype_size(dtype);
-    if (f.data.size() != want)
-      r.at("file").fail(where + "holds " + std::to_string(f.data.size()) + " data bytes, shape " + shape_str(shape) +
-                        " of " + std::string(dtype_name(dtype)) + " needs " + std::to_string(want) +
-                        (f.data.size() < want ? " (truncated)" : ""));
+    if (h.fortran_order) r.at("file").fail(where + "is in Fortran order; dumps are C order");
+    if (h.shape != shape) r.at("shape").fail(where + "has shape " + shape_str(h.shape));
+    if (h.data_bytes != *want)  // from the file's size, before a byte of it is read
+      r.at("file").fail(where + "holds " + std::to_string(h.data_bytes) + " data bytes, shape " + shape_str(shape) +
+                        " of " + std::string(dtype_name(dtype)) + " needs " + std::to_string(*want) +
+                        (h.data_bytes < *want ? " (truncated)" : ""));
+    NpyFile f;
+    try {
+      f = read_npy(path, *want);
+    } catch (const Error& e) {
+      r.at("file").fail(e.what());
+    }
     const std::string got = sha256_hex(f.data.data(), f.data.size());
     if (got != sha) r.at("sha256").fail(where + "has sha256 " + got + " (changed after the manifest was written)");
     Tensor t = Tensor::empty(shape, dtype, host_placement(), name);
     if (!f.data.empty()) t.write_from_host(f.data.data());
     return t;
+  }
+
+  // Why `path` (a file of the dump, maybe a symlink) resolves outside the dump
+  // directory; nullopt when it stays inside.
+  std::optional<std::string> outside_the_dump(const fs::path& path) const {
+    std::error_code ec;
+    if (!fs::is_symlink(path, ec)) return std::nullopt;
+    const fs::path real = fs::weakly_canonical(path, ec);
+    const fs::path root = fs::weakly_canonical(dir_, ec);
+    const auto [r, p] = std::mismatch(root.begin(), root.end(), real.begin(), real.end());
+    if (!ec && r == root.end() && p != real.end()) return std::nullopt;
+    return "is a symbolic link to " + real.string() + ", outside the dump directory " + root.string();
   }
 
   // A tensor, or an undefined one for JSON null.
@@ -452,16 +479,17 @@ void write_dump(const fs::path& dir, const DumpMeta& meta, const RunRecord& r) {
     if (r.offload) rcts["offload_report"] = offload_json(*r.offload);
     man["rcts"] = rcts;
   }
-  write_file_atomic(dir / kDumpManifest, man.dump(1) + "\n");
+  write_file_atomic(dir / kDumpManifest, man.dump(1) + "\n", /*durable=*/false, /*sweep=*/false);
 }
 
 DumpedRun read_dump(const fs::path& dir) {
   const fs::path path = dir / kDumpManifest;
   if (!fs::is_regular_file(path)) throw Error(path.string() + ": no dump manifest (a dump directory holds dump.json)");
+  const Reader rd(dir, path.string());
+  if (const auto out = rd.outside_the_dump(path)) throw Error(path.string() + ": the dump manifest " + *out);
   const json j = read_json_file(path, "dump manifest");
   const std::string file = path.string();
   const JsonReader root(file, j);
-  const Reader rd(dir, file);
   root.expect_object({"format", "version", "case", "run", "implementation", "rank", "config", "layouts", "rng_initial",
                       "micro_batches", "steps", "parameters", "masks", "counts", "side_effects", "memory", "rcts",
                       "not_recorded"});
@@ -680,8 +708,21 @@ DumpedRun read_dump(const fs::path& dir) {
     if (draw != "forward" && draw != "recompute") e.at("draw").fail("expected \"forward\" or \"recompute\"");
     m.recompute = draw == "recompute";
     m.p = rd.need(e, "p").number(0.0, 1.0);
+    const std::string layout = rd.need(e, "layout").str();
+    const std::string want_layout = m.kind == "attention" ? "attention_mask" : m.kind == "hidden" ? "hidden_mask" : "rows";
+    if (layout != want_layout) e.at("layout").fail("a " + m.kind + " mask has layout \"" + want_layout + "\"");
     m.mask = rd.tensor(rd.need(e, "mask"), m.site + ".mask");
     if (m.mask.dtype() != DType::u8) e.at("mask").fail("masks are u8 (1 keep, 0 drop)");
+    // The layouts (/layouts) fix the shapes of attention and hidden masks on this rank.
+    Shape want_shape;
+    if (m.kind == "attention")
+      want_shape = {cfg.model.micro_batch_size, cfg.model.num_attention_heads / tp, cfg.model.seq_length,
+                    cfg.model.seq_length};
+    else if (m.kind == "hidden")
+      want_shape = grad_shape;
+    if (!want_shape.empty() && m.mask.shape() != want_shape)
+      e.at("mask").at("shape").fail("a " + m.kind + " mask of this config on this rank is " + shape_str(want_shape) +
+                                    (m.kind == "attention" ? " (b, heads / tp, s, s)" : sp ? " (s/tp*b, h)" : " (s*b, h)"));
     m.shape = m.mask.shape();
     m.numel = m.mask.numel();
     const auto* bytes = reinterpret_cast<const uint8_t*>(m.mask.numel() ? m.mask.bytes() : nullptr);

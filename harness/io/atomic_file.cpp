@@ -2,6 +2,8 @@
 #include "harness/io/atomic_file.hpp"
 
 #include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -16,7 +18,51 @@ namespace rcts::harness {
 
 namespace fs = std::filesystem;
 
-AtomicFile::AtomicFile(fs::path target, bool durable) : target_(std::move(target)), durable_(durable) {
+std::string hidden_sibling_prefix(const fs::path& target, const std::string& tag) {
+  char host[256] = {};
+  if (::gethostname(host, sizeof host - 1) != 0) host[0] = '\0';
+  std::string h = host;
+  for (char& c : h)
+    if (c == '/' || c == '-') c = '_';
+  return "." + target.filename().string() + "." + tag + "-" + h + "-";
+}
+
+void sweep_leftovers(const fs::path& target, const std::string& tag) {
+  const fs::path dir = target.has_parent_path() ? target.parent_path() : fs::path(".");
+  const std::string prefix = hidden_sibling_prefix(target, tag);
+  std::error_code ec;
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    if (name.rfind(prefix, 0) != 0) continue;
+    const long pid = std::strtol(name.c_str() + prefix.size(), nullptr, 10);
+    if (pid <= 0 || pid == ::getpid() || ::kill(static_cast<pid_t>(pid), 0) == 0 || errno != ESRCH) continue;
+    std::error_code rm;
+    fs::remove_all(it->path(), rm);
+  }
+}
+
+fs::path make_sibling_dir(const fs::path& target, const std::string& tag, const std::string& what) {
+  const fs::path dir = target.has_parent_path() ? target.parent_path() : fs::path(".");
+  const std::string name =
+      (dir / (hidden_sibling_prefix(target, tag) + std::to_string(::getpid()) + "-XXXXXX")).string();
+  std::vector<char> buf(name.begin(), name.end());
+  buf.push_back('\0');
+  if (!::mkdtemp(buf.data()))
+    throw Error(what + ": cannot create a directory beside it: " + std::strerror(errno));
+  return buf.data();
+}
+
+int put_directory(const fs::path& from, const fs::path& to, bool replace, bool& exchanged) {
+  exchanged = false;
+  if (::rename(from.c_str(), to.c_str()) == 0) return 0;  // `to` absent or an empty directory
+  if (errno != ENOTEMPTY && errno != EEXIST) return errno;
+  if (!replace) return ENOTEMPTY;
+  if (::renameat2(AT_FDCWD, from.c_str(), AT_FDCWD, to.c_str(), RENAME_EXCHANGE) != 0) return errno;
+  exchanged = true;
+  return 0;
+}
+
+AtomicFile::AtomicFile(fs::path target, bool durable, bool sweep) : target_(std::move(target)), durable_(durable) {
   if (const char* v = std::getenv("RCTS_TEST_FAIL_WRITE"); v && *v && target_.string().find(v) != std::string::npos)
     inject_ = true;
   std::error_code ec;
@@ -32,7 +78,8 @@ AtomicFile::AtomicFile(fs::path target, bool durable) : target_(std::move(target
     return;
   }
   const fs::path dir = final_.has_parent_path() ? final_.parent_path() : fs::path(".");
-  const std::string name = (dir / std::string(".").append(final_.filename().string()).append(".tmp-XXXXXX")).string();
+  if (sweep) sweep_leftovers(final_, "tmp");
+  const std::string name = (dir / (hidden_sibling_prefix(final_, "tmp") + std::to_string(::getpid()) + "-XXXXXX")).string();
   std::vector<char> buf(name.begin(), name.end());
   buf.push_back('\0');
   fd_ = ::mkostemp(buf.data(), O_CLOEXEC);
@@ -100,8 +147,8 @@ void AtomicFile::commit() {
   committed_ = true;
 }
 
-void write_file_atomic(const fs::path& path, std::string_view content, bool durable) {
-  AtomicFile f(path, durable);
+void write_file_atomic(const fs::path& path, std::string_view content, bool durable, bool sweep) {
+  AtomicFile f(path, durable, sweep);
   f.write(content);
   f.commit();
 }

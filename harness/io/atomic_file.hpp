@@ -24,7 +24,9 @@ class AtomicFile {
   // Opens the temporary file beside `target` (or `target` itself when it exists and
   // is not a regular file). Symlinks are followed: the file they name is replaced.
   // `durable`: fsync before the rename (goldens), so a crash cannot leave an empty file.
-  explicit AtomicFile(std::filesystem::path target, bool durable = false);
+  // `sweep`: first remove what killed writers on this host left beside the target
+  // (sweep_leftovers); off for files in a fresh staging directory.
+  explicit AtomicFile(std::filesystem::path target, bool durable = false, bool sweep = true);
   // Removes the temporary file unless commit() succeeded.
   ~AtomicFile();
   AtomicFile(const AtomicFile&) = delete;
@@ -52,6 +54,24 @@ class AtomicFile {
 };
 
 // Writes `content` to `path` through AtomicFile.
-void write_file_atomic(const std::filesystem::path& path, std::string_view content, bool durable = false);
+void write_file_atomic(const std::filesystem::path& path, std::string_view content, bool durable = false,
+                       bool sweep = true);
+
+// Hidden siblings: a temporary file or directory beside `target` is named
+// ".<name>.<tag>-<host>-<pid>-XXXXXX", so that a later writer of the same target can
+// tell what a killed process (kill -9, power loss) left behind from what a live one
+// is writing. sweep_leftovers removes those of this host whose process is gone.
+std::string hidden_sibling_prefix(const std::filesystem::path& target, const std::string& tag);
+void sweep_leftovers(const std::filesystem::path& target, const std::string& tag);
+// A new empty directory named as above (mkdtemp). Throws rcts::Error starting with `what`.
+std::filesystem::path make_sibling_dir(const std::filesystem::path& target, const std::string& tag,
+                                       const std::string& what);
+
+// Puts directory `from` at `to` in one step, so `to` is never missing nor half of
+// each: rename(2) when `to` is absent or empty; when it holds something, an exchange
+// (renameat2 RENAME_EXCHANGE) if `replace`, which leaves the old contents at `from`
+// for the caller to remove, else ENOTEMPTY. Returns 0 or the errno.
+int put_directory(const std::filesystem::path& from, const std::filesystem::path& to, bool replace,
+                  bool& exchanged);
 
 }  // namespace rcts::harness

@@ -3,8 +3,11 @@
 // as '<u2' (view them with `torch.from_numpy(a.view('<i2')).view(torch.bfloat16)` or
 // `(a.astype('<u4') << 16).view('<f4')`).
 #pragma once
+#include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "reference/core/tensor.hpp"
@@ -22,9 +25,30 @@ struct NpyFile {
   std::vector<std::byte> data;
 };
 
-// Reads a .npy v1.0/v2.0 file of the simple kind write_npy produces.
-// Throws rcts::Error naming the path and what is wrong.
-NpyFile read_npy(const std::filesystem::path& path);
+// A .npy file's header, read and checked without touching its data.
+struct NpyHeader {
+  std::string descr;
+  bool fortran_order = false;
+  Shape shape;
+  uint64_t data_offset = 0;  // where the data starts
+  uint64_t data_bytes = 0;   // what the file holds after the header
+};
+
+// Reads the header of a .npy v1.0/v2.0 file as strictly as numpy reads it: a dict of
+// exactly 'descr' (a string), 'fortran_order' (True or False) and 'shape' (a tuple of
+// non-negative integers), at most limits::kMaxNpyHeaderBytes long. Throws rcts::Error
+// naming the path and the header field.
+NpyHeader read_npy_header(const std::filesystem::path& path);
+// The same checks on a header dict's text alone (data_offset and data_bytes stay 0).
+NpyHeader parse_npy_header_dict(std::string_view dict, const std::string& where);
+
+// Reads header and data; the data size must be the shape's (checked before reading)
+// and at most `max_data_bytes`. Throws rcts::Error naming the path and what is wrong.
+NpyFile read_npy(const std::filesystem::path& path, uint64_t max_data_bytes = UINT64_MAX);
+
+// The bytes of `shape` elements of `elem` bytes each; nullopt when it overflows or
+// exceeds `limit`.
+std::optional<uint64_t> shape_bytes(const Shape& shape, uint64_t elem, uint64_t limit);
 
 // A file-name-safe form of s: [A-Za-z0-9._-] kept, anything else becomes '_'.
 std::string safe_file_stem(const std::string& s);

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <functional>
 #include <limits>
@@ -18,10 +19,13 @@
 #include <sstream>
 
 #include "reference/config/config_error.hpp"
+#include "reference/config/limits.hpp"
 #include "reference/config/megatron_defaults.hpp"
 #include "reference/config/validate.hpp"
 
 namespace rcts::harness {
+
+namespace fs = std::filesystem;
 namespace {
 
 std::string join(const std::vector<std::string>& v, const std::string& sep) {
@@ -278,11 +282,14 @@ size_t edit_distance(const std::string& a, const std::string& b) {
 std::string closest(const std::string& name) {
   std::string best;
   size_t best_d = 4;  // suggest only near misses
-  for (const auto& [known, _] : mapped())
+  for (const auto& [known, _] : mapped()) {
+    // The distance is at least the difference in length: long names skip the O(n m) work.
+    if ((name.size() > known.size() ? name.size() - known.size() : known.size() - name.size()) >= best_d) continue;
     if (const size_t d = edit_distance(name, known); d < best_d) {
       best = known;
       best_d = d;
     }
+  }
   return best.empty() ? "" : " (did you mean " + best + "?)";
 }
 
@@ -423,21 +430,49 @@ MegatronImport import_megatron_args(const std::vector<MegatronArg>& args, const 
   return out;
 }
 
+namespace {
+
+// Refuses texts beyond the limits before they are split or parsed.
+void check_text_size(const std::string& where, uint64_t bytes) {
+  if (bytes > static_cast<uint64_t>(limits::kMaxMegatronTextBytes))
+    throw MegatronArgsError(where, {where + ": " + std::to_string(bytes) + " bytes, more than the " +
+                                    std::to_string(limits::kMaxMegatronTextBytes) + " bytes of Megatron-LM arguments rcts reads"});
+}
+
+MegatronImport import_checked(const std::vector<MegatronArg>& args, const std::string& where,
+                              std::vector<std::string> problems) {
+  if (args.size() > static_cast<size_t>(limits::kMaxMegatronArgs))
+    throw MegatronArgsError(where, {std::to_string(args.size()) + " arguments, more than the " +
+                                    std::to_string(limits::kMaxMegatronArgs) + " rcts reads"});
+  return import_megatron_args(args, where, std::move(problems));
+}
+
+}  // namespace
+
 MegatronImport import_megatron_arg_string(const std::string& text) {
+  check_text_size("--megatron-args", text.size());
+  if (text.find_first_not_of(" \t\r\n") == std::string::npos)
+    throw MegatronArgsError("--megatron-args", {"--megatron-args: empty; give the arguments, e.g. \"--num-layers 24 ...\""});
   std::vector<std::string> problems;
   auto args = split_megatron_args(text, problems);
-  return import_megatron_args(args, "--megatron-args", std::move(problems));
+  return import_checked(args, "--megatron-args", std::move(problems));
 }
 
 MegatronImport import_megatron_file(const std::string& path) {
+  std::error_code ec;
+  const auto st = fs::status(path, ec);
+  if (!fs::exists(st)) throw Error(path + ": no such Megatron-LM arguments file");
+  if (!fs::is_regular_file(st)) throw Error(path + ": not a regular file, cannot be a Megatron-LM arguments file");
+  check_text_size(path, fs::file_size(path, ec));
   std::ifstream in(path, std::ios::binary);
   if (!in) throw Error(path + ": cannot open the Megatron-LM arguments file");
   std::ostringstream text;
   text << in.rdbuf();
+  check_text_size(path, text.str().size());  // it grew while being read
   std::vector<std::string> problems;
   const bool yaml = path.size() > 5 && (path.ends_with(".yaml") || path.ends_with(".yml"));
   auto args = yaml ? megatron_args_from_yaml(text.str(), path, problems) : split_megatron_args(text.str(), problems);
-  return import_megatron_args(args, path, std::move(problems));
+  return import_checked(args, path, std::move(problems));
 }
 
 }  // namespace rcts::harness

@@ -1,9 +1,13 @@
 // Megatron-LM arguments from YAML (yaml-cpp): a mapping of argument names to values,
 // the form of Megatron-LM's functional-test model_config.yaml (under MODEL_ARGS) or a
 // flat `num_layers: 24` file. See megatron_args.hpp.
+#include <yaml-cpp/eventhandler.h>
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
+#include <sstream>
+
+#include "reference/config/limits.hpp"
 
 #include "harness/megatron/megatron_args.hpp"
 
@@ -20,10 +24,69 @@ std::string at(const YAML::Node& n) {
   return "line " + std::to_string(n.Mark().line + 1);
 }
 
+// Walks the YAML events before a node is built: the documents, their nesting depth and
+// any anchor or alias (which could make a small text a huge tree), each refused.
+class Screen : public YAML::EventHandler {
+ public:
+  void OnDocumentStart(const YAML::Mark&) override {}
+  void OnDocumentEnd() override {}
+  void OnNull(const YAML::Mark& m, YAML::anchor_t a) override { anchor(m, a); }
+  void OnAlias(const YAML::Mark& m, YAML::anchor_t) override { refuse(m, "anchors and aliases (&name, *name) are not read"); }
+  void OnScalar(const YAML::Mark& m, const std::string&, YAML::anchor_t a, const std::string&) override { anchor(m, a); }
+  void OnSequenceStart(const YAML::Mark& m, const std::string&, YAML::anchor_t a, YAML::EmitterStyle::value) override {
+    open(m, a);
+  }
+  void OnSequenceEnd() override { --depth_; }
+  void OnMapStart(const YAML::Mark& m, const std::string&, YAML::anchor_t a, YAML::EmitterStyle::value) override {
+    open(m, a);
+  }
+  void OnMapEnd() override { --depth_; }
+
+  struct Refused {
+    std::string what;
+  };
+
+ private:
+  [[noreturn]] static void refuse(const YAML::Mark& m, const std::string& what) {
+    throw Refused{"line " + std::to_string(m.line + 1) + ": " + what};
+  }
+  static void anchor(const YAML::Mark& m, YAML::anchor_t a) {
+    if (a != YAML::NullAnchor) refuse(m, "anchors and aliases (&name, *name) are not read");
+  }
+  void open(const YAML::Mark& m, YAML::anchor_t a) {
+    anchor(m, a);
+    if (++depth_ > limits::kMaxYamlDepth)
+      refuse(m, "nested deeper than " + std::to_string(limits::kMaxYamlDepth) + " levels");
+  }
+  int depth_ = 0;
+};
+
+// Empty when the text is one document of at most kMaxYamlDepth levels without anchors
+// or aliases, else why not.
+std::string screen(const std::string& text) {
+  std::istringstream in(text);
+  YAML::Parser parser(in);
+  Screen s;
+  int docs = 0;
+  try {
+    while (parser.HandleNextDocument(s))
+      if (++docs > 1) return std::to_string(docs) + " YAML documents (---); give one";
+  } catch (const Screen::Refused& r) {
+    return r.what;
+  } catch (const YAML::Exception& e) {
+    return std::string("not YAML: ") + e.what();
+  }
+  return "";
+}
+
 }  // namespace
 
 std::vector<MegatronArg> megatron_args_from_yaml(const std::string& text, const std::string& where,
                                                  std::vector<std::string>& problems) {
+  if (const std::string why = screen(text); !why.empty()) {
+    problems.push_back(where + ": " + why);
+    return {};
+  }
   YAML::Node root;
   try {
     root = YAML::Load(text);
@@ -38,6 +101,10 @@ std::vector<MegatronArg> megatron_args_from_yaml(const std::string& text, const 
   }
   std::vector<MegatronArg> args;
   for (const auto& kv : root) {
+    if (!kv.first.IsScalar()) {
+      problems.push_back(where + " (" + at(kv.first) + "): keys are plain names of Megatron-LM arguments");
+      continue;
+    }
     const std::string key = kv.first.as<std::string>();
     const YAML::Node& v = kv.second;
     MegatronArg a{arg_name(key), {}};
@@ -48,13 +115,13 @@ std::vector<MegatronArg> megatron_args_from_yaml(const std::string& text, const 
     } else if (v.IsSequence()) {
       for (const auto& item : v) {
         if (!item.IsScalar()) {
-          problems.push_back(key + " (" + at(item) + "): list items must be plain values");
+          problems.push_back(where + " (" + at(item) + "): " + key + ": list items must be plain values");
           continue;
         }
         a.values.push_back(item.as<std::string>());
       }
     } else if (!v.IsNull()) {
-      problems.push_back(key + " (" + at(v) + "): expected a value, a list, true or false");
+      problems.push_back(where + " (" + at(v) + "): " + key + ": expected a value, a list, true or false");
       continue;
     }
     args.push_back(std::move(a));

@@ -10,8 +10,11 @@
 #include <sstream>
 #include <thread>
 
+#include <unistd.h>
+
 #include "harness/io/gather.hpp"
 #include "harness/io/version.hpp"
+#include "harness/ranks/rank_watchdog.hpp"
 #include "reference/config/config_json.hpp"
 #include "reference/core/faults.hpp"
 #ifdef RCTS_HAVE_MPI
@@ -82,7 +85,17 @@ RankAgreement::RankAgreement(Communicator& world) : impl_(std::make_unique<Impl>
 #endif
 }
 
+void RankAgreement::start_watchdog(const std::vector<nlohmann::json>& start_records) {
+  std::vector<RankWatchdog::Peer> peers;
+  for (const auto& r : start_records)
+    peers.push_back({r.value("pid", 0L), r.value("host", std::string())});
+  watchdog_ = std::make_unique<RankWatchdog>(rank_, std::move(peers));
+}
+
+void RankAgreement::stop_watchdog() { watchdog_.reset(); }
+
 RankAgreement::~RankAgreement() {
+  watchdog_.reset();
 #ifdef RCTS_HAVE_MPI
   if (impl_->comm != MPI_COMM_NULL && MpiSession::active()) MPI_Comm_free(&impl_->comm);
 #endif
@@ -255,9 +268,14 @@ std::optional<std::string> case_verdict(const std::vector<nlohmann::json>& per_r
 // --- the points ------------------------------------------------------------------------
 
 void agree_on_start(RankAgreement& a, const std::string& command) {
-  nlohmann::json mine{{"command", command}, {"build", std::string(kVersion) + " (" + kGitSha + ")"}};
+  nlohmann::json mine{{"command", command},
+                      {"build", std::string(kVersion) + " (" + kGitSha + ")"},
+                      {"pid", static_cast<long>(::getpid())},
+                      {"host", RankWatchdog::this_host()}};
   if (!a.setup_error().empty()) mine["error"] = a.setup_error();
-  if (auto v = start_verdict(a.exchange("start", mine))) throw AgreedError(*v);
+  const auto all = a.exchange("start", mine);
+  if (auto v = start_verdict(all)) throw AgreedError(*v);
+  a.start_watchdog(all);
 }
 
 void agree_on_load(RankAgreement& a, const std::string& error) {
@@ -272,6 +290,7 @@ int agree_on_exit(RankAgreement& a, int status, bool failed_here, const std::str
   if (!error.empty()) mine["error"] = error;
   const auto all = a.exchange("exit", mine,
                               failed_here ? RankAgreement::Wait::after_error : RankAgreement::Wait::normal);
+  a.stop_watchdog();  // past the last exchange no rank waits for another
   int worst = status;
   for (const auto& r : all) worst = std::max(worst, r.at("status").get<int>());
   return worst;

@@ -34,6 +34,8 @@
 
 namespace rcts::harness {
 
+class RankWatchdog;
+
 // An error every rank raises with the same message at the same point (from the same
 // exchanged records): rank 0 alone prints it and no rank needs to abort.
 class AgreedError : public Error {
@@ -65,6 +67,11 @@ class RankAgreement {
 
   const std::string& setup_error() const { return setup_error_; }
 
+  // From the start records (pid and host of every rank) until the exit exchange: a
+  // rank of this host that is stopped ends the job (rank_watchdog.hpp).
+  void start_watchdog(const std::vector<nlohmann::json>& start_records);
+  void stop_watchdog();
+
  private:
   struct Impl;
   std::unique_ptr<Impl> impl_;
@@ -72,6 +79,7 @@ class RankAgreement {
   int rank_ = 0, size_ = 1;
   double timeout_s_ = 300, error_timeout_s_ = 10;
   std::string setup_error_;
+  std::unique_ptr<RankWatchdog> watchdog_;
 };
 
 // --- the points, for the runner and the CLI (no-ops with one rank) -------------------

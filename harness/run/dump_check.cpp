@@ -3,11 +3,15 @@
 #include <algorithm>
 #include <ostream>
 #include <sstream>
+#include <tuple>
 
+#include "harness/checks/compare.hpp"
 #include "harness/dumps/dump_v1.hpp"
 #include "harness/io/json_reader.hpp"
 #include "harness/io/strict_json.hpp"
 #include "reference/config/config_json.hpp"
+#include "reference/config/limits.hpp"
+#include "reference/runtime/parameter.hpp"
 
 namespace rcts::harness {
 
@@ -61,6 +65,26 @@ void index_one(const fs::path& manifest, std::vector<DumpGroup>& groups) {
                 " is dumped twice (also " + (it->second / kDumpManifest).string() + ")");
 }
 
+// Every micro-batch's input and target are the ones rcts feeds the case (the model's
+// fill_uniform streams, docs/dump-format.md "Tokens"): a dump fed other data is not a
+// run of this case, whatever its checks say.
+void check_fed_data(const RunRecord& r, const std::string& file) {
+  const int per = r.config.run.micro_batches;
+  for (size_t i = 0; i < r.inputs.size(); ++i) {
+    const int step = static_cast<int>(i) / per, mb = static_cast<int>(i) % per;
+    const std::string key = ".step" + std::to_string(step) + ".mb" + std::to_string(mb);
+    for (const auto& [what, got, seed] :
+         {std::tuple{"input", &r.inputs[i], r.config.run.seed}, {"target", &r.targets.at(i), r.config.run.seed ^ 0x5eedull}}) {
+      Tensor want = Tensor::empty(got->shape(), got->dtype(), host_placement(), std::string(what) + key);
+      fill_uniform(want, seed, want.name(), 1.0);
+      if (const BitwiseDiff diff = compare_bitwise(want, *got); !diff.equal)
+        throw Error(file + ": /micro_batches/" + std::to_string(i) + "/" + what + ": not the " + what +
+                    " rcts feeds step " + std::to_string(step) + ", micro-batch " + std::to_string(mb) +
+                    " of this case (run.seed " + std::to_string(r.config.run.seed) + "): " + diff.message());
+    }
+  }
+}
+
 }  // namespace
 
 std::string first_difference(const json& want, const json& got, const std::string& path) {
@@ -92,9 +116,18 @@ std::vector<DumpGroup> index_dumps(const std::vector<fs::path>& dirs, bool allow
     if (!fs::is_directory(dir)) throw Error(dir.string() + ": not a directory (rcts check reads dump directories)");
     std::vector<fs::path> manifests;
     if (fs::is_regular_file(dir / kDumpManifest)) manifests.push_back(dir / kDumpManifest);
-    for (const auto& e : fs::recursive_directory_iterator(dir))
-      if (e.is_regular_file() && e.path().filename() == kDumpManifest && e.path().parent_path() != dir)
-        manifests.push_back(e.path());
+    int64_t entries = 0;
+    for (const auto& e : fs::recursive_directory_iterator(dir)) {  // symlinked directories are not entered
+      if (++entries > limits::kMaxDumpDirEntries)
+        throw Error(dir.string() + ": more than " + std::to_string(limits::kMaxDumpDirEntries) +
+                    " files and directories below it; rcts check reads at most that many");
+      if (e.path().filename() != kDumpManifest || e.path().parent_path() == dir) continue;
+      if (e.is_symlink()) throw Error(e.path().string() + ": a dump manifest may not be a symbolic link");
+      if (e.is_regular_file()) manifests.push_back(e.path());
+    }
+    if (manifests.size() > static_cast<size_t>(limits::kMaxDumps))
+      throw Error(dir.string() + ": " + std::to_string(manifests.size()) + " dumps (" + std::string(kDumpManifest) +
+                  " files) below it, more than the " + std::to_string(limits::kMaxDumps) + " rcts check reads");
     if (manifests.empty() && !allow_empty) throw Error(dir.string() + ": holds no dump (no " + std::string(kDumpManifest) + " below it)");
     std::sort(manifests.begin(), manifests.end());  // a stable order whatever the file system lists
     for (const auto& m : manifests) index_one(m, groups);
@@ -102,7 +135,16 @@ std::vector<DumpGroup> index_dumps(const std::vector<fs::path>& dirs, bool allow
   return groups;
 }
 
+std::vector<std::string> DumpSource::unread() const {
+  std::vector<std::string> out;
+  for (const auto& [key, dir] : group_.runs)
+    if (!read_.count(key.second))
+      out.push_back("rank " + std::to_string(key.first) + " '" + key.second + "' (" + dir.string() + ")");
+  return out;
+}
+
 RunRecord DumpSource::record(const Case& c, const std::string& run, const Config& cfg, const RankCoords& coords) const {
+  read_.insert(run);
   const auto it = group_.runs.find({rank_, run});
   if (it == group_.runs.end()) {
     std::string have;
@@ -121,6 +163,7 @@ RunRecord DumpSource::record(const Case& c, const std::string& run, const Config
   if (!(d.record.coords == coords))
     throw Error(file + ": /rank: coordinates " + coords_str(d.record.coords) + ", rcts places world rank " +
                 std::to_string(rank_) + " at " + coords_str(coords));
+  check_fed_data(d.record, file);
   return std::move(d.record);
 }
 
@@ -152,6 +195,14 @@ std::vector<CaseResult> check_dump_groups(const std::vector<Case>& cases, const 
       RunOptions on = o;
       on.records = &source;
       results.push_back(run_case(c, on));
+      // A dumped run no check read would pass unjudged: the dump is not this case's.
+      if (const auto extra = source.unread(); !extra.empty() && (results.back().outcome == Outcome::pass || results.back().outcome == Outcome::fail)) {
+        std::string list;
+        for (const auto& e : extra) list += "\n  " + e;
+        results.back().outcome = Outcome::error;
+        results.back().reason = "case " + c.id + ": " + std::to_string(extra.size()) +
+                                " dumped run(s) that are not runs of the case (no check asks for them):" + list;
+      }
     }
     results.back().backend = g->backend;
     if (progress) {

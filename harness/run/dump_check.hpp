@@ -7,6 +7,7 @@
 #pragma once
 #include <filesystem>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -34,10 +35,13 @@ class DumpSource : public RecordSource {
  public:
   DumpSource(const DumpGroup& group, int world_rank) : group_(group), rank_(world_rank) {}
   RunRecord record(const Case& c, const std::string& run, const Config& cfg, const RankCoords& coords) const override;
+  // The group's dumps (of any rank) of runs no check has asked for, e.g. "rank 0 'x' (dir)".
+  std::vector<std::string> unread() const;
 
  private:
   const DumpGroup& group_;
   int rank_;
+  mutable std::set<std::string> read_;  // the runs the case's checks asked for
 };
 
 // Runs the checks of every dumped case (found by id in `cases`, filtered by

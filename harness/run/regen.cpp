@@ -1,8 +1,9 @@
 // regen-golden (design §10): the only writer of golden files, all or nothing. Every
 // selected golden case runs with all its checks at this run's world size; its
 // baseline digests are collected instead of being compared. Only when every case
-// passes are the files written: each to a temporary file first, then all renamed
-// into place, so a failure (a failing check, a full disk) leaves every golden as it was.
+// passes are the files written, into a copy of the golden directory that takes its
+// place in one step, so a failure (a failing check, a full disk, kill -9) leaves every
+// golden as it was.
 // It prints one line per new or changed file (golden_review.hpp); --check prints the
 // same and writes nothing, failing when any file would change.
 //
@@ -10,6 +11,7 @@
 // (oracle/compare.hpp) where the oracle applies: one that disagrees is refused like a
 // failing check, so a regen cannot bless a math bug that every variant shares. The
 // review line says what the oracle found (or why it does not apply).
+#include <cstring>
 #include <fstream>
 #include <iomanip>
 #include <memory>
@@ -141,34 +143,58 @@ int regen_golden(const std::vector<Case>& cases, const RunOptions& o, std::ostre
   }
   if (o.world && o.world->rank() != 0) return 0;  // rank 0 holds every rank's digests and writes
 
-  // Prepare every file (written, flushed, synced, closed), then rename them all.
-  std::vector<std::unique_ptr<AtomicFile>> files;
+  // Every changed file is written into a copy of the backend's golden directory, which
+  // then takes the directory's place in one step (put_directory): a run killed at any
+  // moment leaves the old set or the new one, never a mix.
+  const fs::path set_dir = o.golden_dir / o.backend->golden_name();
+  std::vector<std::pair<fs::path, std::string>> changed;  // file in set_dir, new text
   int unchanged = 0, would_change = 0;
-  try {
-    for (const Case* c : golden_cases) {
-      const auto it = goldens.find(c->id);
-      if (it == goldens.end()) continue;  // skipped at this world size
-      const fs::path file = golden_path(o.golden_dir, o.backend->golden_name(), c->id, o.world_size);
-      std::string verb;
-      const std::string change = change_to(file, it->second, verb);
-      if (change.empty()) {
-        ++unchanged;
-        continue;
-      }
-      out << std::left << std::setw(11) << verb << file.string() << ": " << change << "; "
-          << oracle_summary[c->id] << '\n';
-      ++would_change;
-      if (check_only) continue;
-      std::error_code ec;
-      fs::create_directories(file.parent_path(), ec);
-      if (ec) throw Error("cannot create " + file.parent_path().string() + ": " + ec.message());
-      auto f = std::make_unique<AtomicFile>(file, /*durable=*/true);
-      f->write(golden_to_json(it->second).dump(1) + "\n");
-      f->close();
-      files.push_back(std::move(f));
+  for (const Case* c : golden_cases) {
+    const auto it = goldens.find(c->id);
+    if (it == goldens.end()) continue;  // skipped at this world size
+    const fs::path file = golden_path(o.golden_dir, o.backend->golden_name(), c->id, o.world_size);
+    std::string verb;
+    const std::string change = change_to(file, it->second, verb);
+    if (change.empty()) {
+      ++unchanged;
+      continue;
     }
-  } catch (const Error& e) {
-    throw Error(e.message() + "\nno golden file was written");
+    out << std::left << std::setw(11) << verb << file.string() << ": " << change << "; "
+        << oracle_summary[c->id] << '\n';
+    ++would_change;
+    changed.emplace_back(file, golden_to_json(it->second).dump(1) + "\n");
+  }
+  if (!check_only && !changed.empty()) {
+    try {
+      std::error_code ec;
+      fs::create_directories(o.golden_dir, ec);
+      if (ec) throw Error("cannot create " + o.golden_dir.string() + ": " + ec.message());
+      sweep_leftovers(set_dir, "regen");
+      const fs::path staging = make_sibling_dir(set_dir, "regen", "regen-golden " + set_dir.string());
+      struct Cleanup {
+        fs::path dir;
+        ~Cleanup() {
+          std::error_code e;
+          fs::remove_all(dir, e);
+        }
+      } cleanup{staging};
+      if (fs::is_directory(set_dir)) {
+        fs::copy(set_dir, staging, fs::copy_options::recursive | fs::copy_options::copy_symlinks, ec);
+        if (ec) throw Error("cannot copy " + set_dir.string() + " to " + staging.string() + ": " + ec.message());
+      }
+      for (const auto& [file, text] : changed) {
+        const fs::path in_staging = staging / fs::relative(file, set_dir);
+        fs::create_directories(in_staging.parent_path(), ec);
+        write_file_atomic(in_staging, text, /*durable=*/true, /*sweep=*/false);
+      }
+      bool exchanged = false;
+      if (const int err = put_directory(staging, set_dir, /*replace=*/true, exchanged); err != 0)
+        throw Error("cannot put " + staging.string() + " in the place of " + set_dir.string() + ": " +
+                    std::strerror(err));
+      if (!exchanged) cleanup.dir.clear();  // staging is set_dir now
+    } catch (const Error& e) {
+      throw Error(e.message() + "\nno golden file was written");
+    }
   }
   if (unchanged) out << unchanged << " golden file(s) unchanged\n";
   if (check_only) {
@@ -176,8 +202,7 @@ int regen_golden(const std::vector<Case>& cases, const RunOptions& o, std::ostre
                          : std::string("every golden file is up to date; --check wrote nothing\n"));
     return would_change ? 1 : 0;
   }
-  for (auto& f : files) f->commit();
-  out << files.size() << " golden file(s) written\n";
+  out << changed.size() << " golden file(s) written\n";
   return 0;
 }
 

@@ -53,7 +53,12 @@ void dump_record(const Case& c, const RunRecord& r, const std::string& run, cons
   meta.world_rank = o.world ? o.world->rank() : 0;
   meta.world_size = o.world ? o.world->size() : 1;
   meta.version = std::string(kVersion) + " (" + kGitSha + ")";
-  write_dump(dump_dir_of(*o.dump_dir, c.id, r.backend, run, meta.world_rank), meta, r);
+  try {
+    write_dump(dump_dir_of(*o.dump_dir, c.id, r.backend, run, meta.world_rank), meta, r);
+  } catch (const std::exception& e) {
+    if (o.dump_failure && o.dump_failure->empty()) *o.dump_failure = "case " + c.id + ", run '" + run + "': " + e.what();
+    throw;
+  }
 }
 
 // Where one configuration runs: its process groups in a multi-rank run, and the

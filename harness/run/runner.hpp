@@ -64,6 +64,7 @@ struct RunOptions {
   Communicator* device_world = nullptr;
   std::filesystem::path golden_dir = "golden";
   std::optional<std::filesystem::path> dump_dir;  // write every run as a format-1 dump (dump_v1.hpp)
+  std::string* dump_failure = nullptr;            // gets the first error writing a dump: it is not committed
   // Runs come from here instead of execute() (`rcts check`); no backend is needed then.
   const RecordSource* records = nullptr;
   // With `records`: also run rcts's reference of every run on `backend` and compare

@@ -16,6 +16,19 @@ namespace rcts::limits {
 inline constexpr int kMaxJsonDepth = 64;
 inline constexpr int64_t kMaxJsonFileBytes = int64_t{64} << 20;  // 64 MiB (goldens are ~100 KiB)
 
+// Dumps read by `rcts check` (harness/dumps/dump_v1.cpp, npy.cpp), checked before any
+// tensor byte is read or allocated.
+inline constexpr int64_t kMaxNpyHeaderBytes = 10000;              // numpy's own max_header_size
+inline constexpr int kMaxTensorDims = 32;                         // numpy 1.x's NPY_MAXDIMS
+inline constexpr int64_t kMaxDumpTensorBytes = int64_t{8} << 30;  // one tensor: the default run bytes
+inline constexpr int kMaxDumps = 10000;                           // dump.json files below the check's directories
+inline constexpr int64_t kMaxDumpDirEntries = 1000000;            // entries walked to find them
+
+// Megatron-LM argument text and files (harness/megatron/megatron_args.cpp, megatron_yaml.cpp).
+inline constexpr int64_t kMaxMegatronTextBytes = int64_t{1} << 20;  // 1 MiB: launch scripts are a few KiB
+inline constexpr int kMaxMegatronArgs = 4096;
+inline constexpr int kMaxYamlDepth = 16;                            // MODEL_ARGS, then a list
+
 // Config properties (rule codes model.num_layers_limit, run.limit, offload.link_bounds).
 inline constexpr int kMaxLayers = 1024;              // model.num_layers, per pipeline stage
 inline constexpr int kMaxMicroBatches = 1 << 16;     // run.micro_batches

@@ -90,6 +90,31 @@ void add_gdn_cost(const Config& c, LayerCost& l) {
   l.flops += tokens * (2 * width * m.linear_conv_kernel_dim + 8 * nv * state + 32 * width);
 }
 
+// A multi-latent-attention layer (design §14), added on top of the dense attention it
+// replaces: the down-projections, both latent layernorms, the up-projections and the
+// output projection over the MLA head sizes, their saved inputs and their outputs.
+void add_mla_cost(const Config& c, LayerCost& l) {
+  const auto& m = c.model;
+  const double tokens = static_cast<double>(m.seq_length) * m.micro_batch_size, h = m.hidden_size;
+  const double d = static_cast<double>(dtype_size(m.activation_dtype));
+  const double a = m.num_attention_heads, qr = m.q_lora_rank, kvr = m.kv_lora_rank, dr = m.qk_pos_emb_head_dim;
+  const double dq = static_cast<double>(m.qk_head_dim) + dr, dv = m.v_head_dim;
+  if (qr > 0) {
+    linear(l, tokens, h, qr);
+    linear(l, tokens, qr, a * dq);
+    l.params += 2 * qr;
+  } else {
+    linear(l, tokens, h, a * dq);
+  }
+  linear(l, tokens, h, kvr + dr);
+  linear(l, tokens, kvr, a * (m.qk_head_dim + dv));
+  linear(l, tokens, a * dv, h);
+  l.params += 2 * kvr;
+  l.activations += d * tokens * (3 * qr + 3 * kvr + 2 * dr + 3 * a * dq + 3 * a * dv);
+  l.scratch = std::max({l.scratch, tokens * std::max(qr, kvr + dr), tokens * a * (dq + dv)});
+  l.flops += 32 * tokens * (qr + kvr + a * (dq + dv));
+}
+
 std::string bytes_str(double bytes) {
   char buf[64];
   if (bytes >= 1024.0 * 1024.0 * 1024.0)
@@ -119,6 +144,7 @@ RunEstimate estimate_run(const Config& c) {
   for (int i = 0; i < m.num_layers; ++i) {
     LayerCost l = layer_cost(c, m.num_moe_experts > 0 && i % m.moe_layer_freq == 0);
     if (c.gdn_layer(i)) add_gdn_cost(c, l);
+    else if (m.multi_latent_attention) add_mla_cost(c, l);
     params += l.params;
     stored += l.activations;
     scratch = std::max(scratch, l.scratch);
@@ -145,7 +171,15 @@ void check_run_limits(const Config& c, const std::string& where, const RunLimits
   const RunEstimate e = estimate_run(c);
   const std::string shape = " (L=" + std::to_string(c.model.num_layers) + " h=" + std::to_string(c.model.hidden_size) +
                             " s=" + std::to_string(c.model.seq_length) + " b=" +
-                            std::to_string(c.model.micro_batch_size) + ", " + std::to_string(c.run.steps) +
+                            std::to_string(c.model.micro_batch_size) +
+                            (c.model.multi_latent_attention
+                                 ? " MLA q_lora_rank=" + std::to_string(c.model.q_lora_rank) + " kv_lora_rank=" +
+                                       std::to_string(c.model.kv_lora_rank) + " qk_head_dim=" +
+                                       std::to_string(c.model.qk_head_dim) + " qk_pos_emb_head_dim=" +
+                                       std::to_string(c.model.qk_pos_emb_head_dim) + " v_head_dim=" +
+                                       std::to_string(c.model.v_head_dim)
+                                 : std::string()) +
+                            ", " + std::to_string(c.run.steps) +
                             " step(s) x " + std::to_string(c.run.micro_batches) + " micro-batch(es))";
   if (!(e.bytes <= lim.max_bytes))
     throw Error(where + ": the run would need an estimated " + bytes_str(e.bytes) + " (parameters " +

@@ -12,3 +12,14 @@ namespace rcts::fuzz {
 void parse_input(std::string_view data);
 
 }  // namespace rcts::fuzz
+
+namespace rcts::fuzz {
+
+// The dump reader of `rcts check` (harness/dumps/dump_v1.hpp, npy.hpp) on one input: the
+// text before the first line "--npy--" is written as a dump's dump.json, the bytes after
+// it as every tensor file the manifest names (at most 64), and the dump is read back;
+// the bytes after it also go through the npy header parser alone. Bad input must end in
+// an rcts::Error.
+void parse_dump_input(std::string_view data);
+
+}  // namespace rcts::fuzz

@@ -1,5 +1,6 @@
-// Corpus replay without clang: runs the fuzz entry over every regular file under the
-// given files and directories (the case set, example configs, hostile seeds). Fails
+// Corpus replay without clang: runs the fuzz entry (with --dump first: the dump
+// reader's) over every regular file under the given files and directories (the case
+// set, example configs, hostile seeds). Fails
 // when an input escapes with anything but rcts::Error (a crash fails it too), or
 // when there is nothing to replay.
 #include <algorithm>
@@ -15,8 +16,10 @@
 namespace fs = std::filesystem;
 
 int main(int argc, char** argv) {
+  // --dump: the dump reader's entry (parse_dump_input) instead of the parse entry.
+  const bool dump = argc > 1 && std::string(argv[1]) == "--dump";
   std::vector<fs::path> files;
-  for (int i = 1; i < argc; ++i) {
+  for (int i = dump ? 2 : 1; i < argc; ++i) {
     if (fs::is_directory(argv[i])) {
       for (const auto& e : fs::recursive_directory_iterator(argv[i]))
         if (e.is_regular_file()) files.push_back(e.path());
@@ -38,7 +41,8 @@ int main(int argc, char** argv) {
     std::ostringstream text;
     text << in.rdbuf();
     try {
-      rcts::fuzz::parse_input(text.str());
+      if (dump) rcts::fuzz::parse_dump_input(text.str());
+      else rcts::fuzz::parse_input(text.str());
     } catch (const std::exception& e) {
       std::cerr << f.string() << ": escaped the parser: " << e.what() << "\n";
       ++bad;

@@ -124,4 +124,19 @@ TEST(RunEstimate, LimitsCanBeRaised) {
 }
 
 }  // namespace
+// Issue 29 F5: the MLA sizes count. Latent ranks of 2^24 on a tiny model hold 16M x 64
+// weights in each up-projection alone (GiBs): refused before the run, naming them.
+TEST(RunEstimate, MlaSizesCount) {
+  Config c = dims(1, 16, 2, 8, 1, 32);
+  c.model.multi_latent_attention = true;
+  const double plain = estimate_run(c).bytes;
+  c.model.q_lora_rank = 1 << 24;
+  c.model.kv_lora_rank = 1 << 24;
+  EXPECT_GT(estimate_run(c).bytes, 2 * 4.0 * (double{1 << 24} * 2 * 32)) << "the up-projections' weights alone";
+  EXPECT_GT(estimate_run(c).bytes, 100 * plain);
+  const std::string msg = error_of([&] { check_run_limits(c, "mla"); });
+  EXPECT_NE(msg.find("q_lora_rank=16777216 kv_lora_rank=16777216"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("over the limit of 8 GiB"), std::string::npos) << msg;
+}
+
 }  // namespace rcts
