@@ -16,7 +16,7 @@ function(expect what text regex)
   endif()
 endfunction()
 function(conformance tag)
-  execute_process(COMMAND ${CMAKE_COMMAND} -E env RCTS_NO_BUILD=1 RCTS_BUILD_DIR=${BUILD} ${ENVS}
+  execute_process(COMMAND ${CMAKE_COMMAND} -E env RCTS_NO_BUILD=1 RCTS_BUILD_DIR=${BUILD} RCTS_LOG_DIR=${OUT}/logs-${tag} ${ENVS}
                           bash ${SRC}/scripts/conformance --cases ${cases} ${ARGN}
                   RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err TIMEOUT 240)
   set(${tag}_rc "${rc}" PARENT_SCOPE)
