@@ -1,6 +1,7 @@
 // rcts: the command line of the conformance suite (design §10).
 //   rcts run [paths] [--filter GLOB] [--json F] [--junit F] [--dump DIR] [--report DIR] [--mutant NAME]
 //   rcts check DIR... [--cases PATHS] [--json F] [--junit F] [--reference-tolerance RTOL]
+//   rcts merge-reports [W=]FILE... [--json F] [--junit F]   (scripts/conformance's summary)
 //   rcts list | explain CASE | memory | advise --budget B | regen-golden | mutants | block
 // Exit status: 0 when everything asked for passed, 1 on any failure, 2 on bad usage.
 //
