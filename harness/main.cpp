@@ -3,6 +3,7 @@
 //   rcts check DIR... [--cases PATHS] [--json F] [--junit F] [--reference-tolerance RTOL]
 //   rcts run|check ... --expect FILE [--expect-strict] [--update-expectations]   (docs/expectations.md)
 //   rcts matrix RESULTS.json... [--html F] [--markdown F]
+//   rcts merge-reports [W=]FILE... [--json F] [--junit F]   (scripts/conformance's summary)
 //   rcts list | explain CASE | memory | advise --budget B | regen-golden | mutants | block
 // Exit status: 0 when everything asked for passed, 1 on any failure, 2 on bad usage.
 //

@@ -8,6 +8,7 @@ namespace rcts::harness::cli {
 std::vector<std::unique_ptr<Command>> make_commands() {
   std::vector<std::unique_ptr<Command>> c;
   c.push_back(make_run_command());
+  c.push_back(make_merge_reports_command());
   c.push_back(make_check_command());
   c.push_back(make_checks_command());
   c.push_back(make_list_command());

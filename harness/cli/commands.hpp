@@ -7,6 +7,7 @@
 namespace rcts::harness::cli {
 
 std::unique_ptr<Command> make_run_command();
+std::unique_ptr<Command> make_merge_reports_command();
 std::unique_ptr<Command> make_check_command();
 std::unique_ptr<Command> make_checks_command();
 std::unique_ptr<Command> make_list_command();

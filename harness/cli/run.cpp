@@ -8,6 +8,7 @@
 #include "harness/cli/commands.hpp"
 #include "harness/cli/expect.hpp"
 #include "harness/dumps/dump_staging.hpp"
+#include "harness/reports/progress.hpp"
 #include "harness/reports/report.hpp"
 #include "harness/reports/run_report.hpp"
 #include "reference/core/faults.hpp"
@@ -35,6 +36,9 @@ class RunCommand : public Command {
     sub->add_option("--mutant", mutant_, "switch on a compiled-in fault (see `rcts mutants --list`)");
     sub->add_flag("--golden-only", shared.opt.golden_only, "run each case's baseline and check its golden digests only");
     add_expect_options(sub, expect_);
+    sub->add_flag("--progress", progress_,
+                  "write a case counter with the elapsed and the estimated remaining time to stderr (default: when "
+                  "stdout is not a terminal and stderr is)");
   }
   BackendNeed backend_need() const override { return BackendNeed::pool_unless_named; }
 
@@ -60,6 +64,9 @@ class RunCommand : public Command {
     s.out << "rcts " << header.version << " (" << header.git_sha << ")  backend " << header.backend << ", "
           << header.ranks << " rank(s), " << selected << " case(s)" << (mutant_.empty() ? "" : ", mutant " + mutant_)
           << "\n";
+    std::optional<ProgressMeter> meter;
+    if (s.rank0 && (progress_ || progress_wanted_by_default()))
+      opt.meter = &meter.emplace(std::cerr, "np" + std::to_string(header.ranks), stderr_is_terminal());
     const auto results = run_cases(s.cases, opt, s.rank0 ? &std::cout : nullptr);
     if (dump) dump->commit(dump_failure);
     if (report) {
@@ -89,7 +96,7 @@ class RunCommand : public Command {
  private:
   SharedArgs* shared_ = nullptr;
   std::string json_out_, junit_out_, dump_dir_, report_dir_, mutant_;
-  bool dump_replace_ = false, report_replace_ = false;
+  bool dump_replace_ = false, report_replace_ = false, progress_ = false;
   ExpectOptions expect_;
 };
 

@@ -139,19 +139,29 @@ std::string xml_escape(std::string_view s, bool attribute) {
   return out;
 }
 
-std::string junit_xml(const RunHeader& h, const std::vector<CaseResult>& cases) {
+namespace {
+// tests="..." failures="..." errors="..." skipped="..." time="..."
+std::string junit_counts(const std::vector<CaseResult>& cases) {
   const Tally t = tally(cases);
   double total_s = 0;
   for (const auto& c : cases) total_s += c.seconds;
-  const std::string counts = "tests=\"" + std::to_string(cases.size()) + "\" failures=\"" + std::to_string(t.failed) +
-                             "\" errors=\"" + std::to_string(t.errors) + "\" skipped=\"" +
-                             std::to_string(t.skipped + t.xfail) + "\" time=\"" + fixed(total_s, 3) + "\"";
+  return "tests=\"" + std::to_string(cases.size()) + "\" failures=\"" + std::to_string(t.failed) + "\" errors=\"" +
+         std::to_string(t.errors) + "\" skipped=\"" + std::to_string(t.skipped + t.xfail) + "\" time=\"" +
+         fixed(total_s, 3) + "\"";
+}
+}  // namespace
+
+std::string junit_xml(const RunHeader& h, const std::vector<CaseResult>& cases) {
+  return "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"rcts\" " + junit_counts(cases) + ">\n" +
+         junit_testsuite(h, cases) + "</testsuites>\n";
+}
+
+std::string junit_testsuite(const RunHeader& h, const std::vector<CaseResult>& cases) {
+  const std::string counts = junit_counts(cases);
   std::ostringstream os;
-  os << "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
   // Reports of one case set at 1, 2 and 4 ranks are merged by CI: the suite and every
   // case carry the world size, and a case its full id and backend.
   const std::string suite = junit_suite_name(h);
-  os << "<testsuites name=\"rcts\" " << counts << ">\n";
   os << "  <testsuite name=\"" << xml_escape(suite) << "\" " << counts << " timestamp=\"" << xml_escape(h.started_at)
      << "\">\n";
   os << "    <properties>\n";
@@ -193,7 +203,7 @@ std::string junit_xml(const RunHeader& h, const std::vector<CaseResult>& cases) 
     }
     os << "    </testcase>\n";
   }
-  os << "  </testsuite>\n</testsuites>\n";
+  os << "  </testsuite>\n";
   return os.str();
 }
 

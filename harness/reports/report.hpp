@@ -25,6 +25,8 @@ nlohmann::json results_json(const RunHeader& header, const std::vector<CaseResul
 // case: classname the suite's name, name junit_case_name() ("full.block.bf16 [cpu, np2]"),
 // so reports of one case set at several world sizes or backends never collide.
 std::string junit_xml(const RunHeader& header, const std::vector<CaseResult>& cases);
+// The <testsuite> element of junit_xml() alone (merged reports hold several).
+std::string junit_testsuite(const RunHeader& header, const std::vector<CaseResult>& cases);
 std::string junit_suite_name(const RunHeader& header);
 std::string junit_case_name(const RunHeader& header, const CaseResult& c);
 

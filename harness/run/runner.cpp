@@ -23,6 +23,7 @@
 #include "harness/io/provenance.hpp"
 #include "harness/ranks/ranks.hpp"
 #include "harness/checks/reference_compare.hpp"
+#include "harness/reports/progress.hpp"
 #include "harness/reports/run_report.hpp"
 #include "harness/io/version.hpp"
 #include "harness/checks/mask_oracle.hpp"
@@ -293,6 +294,7 @@ std::vector<CaseResult> run_cases(const std::vector<Case>& cases, const RunOptio
   }
   std::vector<CaseResult> results;
   int i = 0;
+  if (o.meter) o.meter->begin(static_cast<int>(runs.size()));
   for (const auto& [c, name] : runs) {
     if (name.empty()) {
       results.push_back(run_case(*c, o));
@@ -328,6 +330,7 @@ std::vector<CaseResult> run_cases(const std::vector<Case>& cases, const RunOptio
       }
       progress->flush();
     }
+    if (o.meter) o.meter->case_done(static_cast<int>(results.size()));
   }
   return results;
 }

@@ -49,6 +49,7 @@ class RecordSource {
 
 class RankAgreement;
 class RunReport;
+class ProgressMeter;
 
 struct RunOptions {
   // The backend the cases run on. A case runs on it when its `backends` list names it or
@@ -70,6 +71,7 @@ struct RunOptions {
   // With `records`: also run rcts's reference of every run on `backend` and compare
   // within this tolerance (`rcts check --reference-tolerance`, reference_compare.hpp).
   std::optional<ReferenceTolerance> reference;
+  ProgressMeter* meter = nullptr;  // the case counter on stderr (progress.hpp); rank 0 only
   RunReport* report = nullptr;  // --report: every run's pictures, a page per case (run_report.hpp)
   std::string filter;  // glob over case ids; empty = all
   bool golden_only = false;  // run the baseline and its golden check only

@@ -222,7 +222,7 @@ class Checkpointing(unittest.TestCase):
             self.assertEqual(b["saved_after_forward"] + b["host_resident_after_forward"], a["saved_after_forward"])
 
     def test_save_on_cpu_inside_a_non_reentrant_checkpoint_takes_what_it_would_drop(self):
-        """The README's offload.with_full row: saved-tensor hooks do not compose (the
+        """The offload.with_full row of docs/pytorch-adapter.md: saved-tensor hooks do not compose (the
         innermost wins), so inside a non-reentrant checkpoint save_on_cpu copies to the
         host what the checkpoint recomputes; the reentrant form saves nothing there."""
         every_layer = with_patch(recompute={"recompute_granularity": "full", "recompute_method": "block",

@@ -1,7 +1,7 @@
 // NCCL with a world of one GPU (label cuda; run by scripts/gpu-check on a single lent
 // GPU): the communicator moves device bytes exactly (all-gather, personalised exchange,
 // broadcast, split), and a run whose process groups sit on it gives the CPU's bits.
-// Multi-GPU behaviour needs mpirun over several GPUs (README, "Multi-GPU runs").
+// Multi-GPU behaviour needs mpirun over several GPUs (docs/gpu.md, "Multi-GPU runs").
 // Skips with the reason without a device or without NCCL in the build.
 #include <gtest/gtest.h>
 

@@ -1,0 +1,31 @@
+# The README's commands exist and answer --help (issue 25): every `rcts <subcommand>`
+# it shows (after "harness/rcts " or a backtick) and every scripts/<name> it names.
+# tests/docs/links_test.cpp checks its links.   -DSRC=<source tree> -DRCTS=<rcts binary>
+cmake_policy(SET CMP0057 NEW)  # IN_LIST
+file(READ ${SRC}/README.md readme)
+string(REGEX MATCHALL "(`|harness/)rcts [a-z][a-z-]*" subs "${readme}")
+string(REGEX MATCHALL "scripts/[A-Za-z0-9_.-]+" scripts "${readme}")
+list(TRANSFORM subs REPLACE "^(`|harness/)rcts " "")
+list(REMOVE_DUPLICATES subs)
+list(REMOVE_DUPLICATES scripts)
+set(problems "")
+if(NOT "run" IN_LIST subs OR NOT "scripts/conformance" IN_LIST scripts)
+  string(APPEND problems "the scan found neither `rcts run` nor scripts/conformance: is the pattern still right?\n")
+endif()
+foreach(sub IN LISTS subs)
+  execute_process(COMMAND ${RCTS} ${sub} --help RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err TIMEOUT 30)
+  if(NOT rc EQUAL 0 OR NOT out MATCHES "Usage|OPTIONS")
+    string(APPEND problems "rcts ${sub} --help: exit ${rc}\n${out}${err}\n")
+  endif()
+endforeach()
+foreach(script IN LISTS scripts)
+  execute_process(COMMAND ${CMAKE_COMMAND} -E env RCTS_NO_BUILD=1 ${SRC}/${script} --help
+                  RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err TIMEOUT 60)
+  if(NOT rc EQUAL 0 OR out STREQUAL "")
+    string(APPEND problems "${script} --help: exit ${rc}\n${out}${err}\n")
+  endif()
+endforeach()
+if(problems)
+  message(FATAL_ERROR "${problems}")
+endif()
+message(STATUS "README: rcts ${subs}; ${scripts}: each answers --help")
