@@ -118,11 +118,15 @@ mpmd_options)
 # F9: a rank stopped (SIGSTOP) or killed (SIGKILL) mid-run ends every other rank within 15 s, naming it.
 rank_stopped | rank_killed)
   sig=STOP && [ "$test" = rank_killed ] && sig=KILL
-  # Two ranks: the cases for two ranks run for seconds (at three, one case runs, too briefly).
-  "${mpirun[@]}" -n 2 "$rcts" run "$cases" >mpi.out 2>&1 & job=$!
+  # Two ranks over the non-pipeline areas, every run dumped: about 9 s on a quiet machine,
+  # long enough to stop a rank mid-run (the bare case set ends within a second, before the
+  # signal; pipeline runs cannot be dumped).
+  rm -rf "$PWD/rank_signal.dump"
+  "${mpirun[@]}" -n 2 "$rcts" run "$cases/parallel" "$cases/moe" "$cases/offload" "$cases/gdn" "$cases/mla" \
+    --dump "$PWD/rank_signal.dump" >mpi.out 2>&1 & job=$!
   victim=""
   for _ in $(seq 1 100); do
-    for p in $(pgrep -P "$(pgrep -d, -P $job)" 2>/dev/null; pgrep -f "$rcts run $cases" 2>/dev/null); do
+    for p in $(pgrep -P "$(pgrep -d, -P $job)" 2>/dev/null; pgrep -f "$rcts run $cases/parallel" 2>/dev/null); do
       tr '\0' '\n' <"/proc/$p/environ" 2>/dev/null | grep -qx OMPI_COMM_WORLD_RANK=1 && victim=$p
     done
     [ -n "$victim" ] && grep -q "^ *\[ *[0-9]" mpi.out && break
