@@ -10,7 +10,10 @@ namespace {
 
 using nlohmann::json;
 
-json report(const std::string& backend, int ranks, json cases) {
+// Lists are std::vector<json>, not json: a one-element braced list `{x}` initialises a json
+// as a copy of x under clang and as a one-element array under g++ (nlohmann/json's
+// brace-initialisation caveat).
+json report(const std::string& backend, int ranks, std::vector<json> cases) {
   return {{"schema", "rcts-results"},
           {"schema_version", 1},
           {"header", {{"backend", backend}, {"ranks", ranks}, {"git_sha", "abc123"}, {"version", "0.1.0"}, {"seed", 0}}},
@@ -19,7 +22,7 @@ json report(const std::string& backend, int ranks, json cases) {
 }
 
 json kase(const std::string& id, const std::string& backend, const std::string& outcome, const std::string& reason = "",
-          json checks = json::array()) {
+          std::vector<json> checks = {}) {
   return {{"id", id}, {"backend", backend}, {"file", "cases/x.json"}, {"outcome", outcome}, {"reason", reason}, {"checks", checks}};
 }
 
