@@ -29,7 +29,7 @@ failed_dump_not_committed)
   out2=$(RCTS_TEST_FAIL_WRITE=output.npy "$rcts" run "$one" --dump fresh 2>&1)
   [ ! -e fresh ] || fail "a failed dump was committed to fresh/: $(find fresh -name dump.json | wc -l) manifests"
   no_leftovers .
-  echo "$out" | grep -q "not written" || fail "the failure does not say the dump was not written: $out"
+  grep -q "not written" <<<"$out" || fail "the failure does not say the dump was not written: $out"
   ;;
 # F12: two --dump runs racing for one new directory: one wins, the other fails and says so.
 dump_race)
@@ -90,30 +90,30 @@ p = sys.argv[1]; j = json.load(open(p)); j["run"] = {"name": "bogus", "role": "v
 EOF
   run check d --cases "$one"
   [ "$rc" != 0 ] || fail "an extra run passed: $out"
-  echo "$out" | grep -q "bogus" || fail "the refusal does not name the run: $out"
+  grep -q "bogus" <<<"$out" || fail "the refusal does not name the run: $out"
   # Thousands of runs are refused before any is read.
   mkdir many && for i in $(seq 1 10001); do mkdir -p many/$i && echo '{}' >many/$i/dump.json; done
   run check many --cases "$one"
   [ "$rc" = 2 ] || fail "10001 dumps: exit $rc: $(echo "$out" | tail -3)"
-  echo "$out" | grep -q "10000" || fail "the refusal of 10001 dumps does not give the limit: $(echo "$out" | tail -3)"
+  grep -q "10000" <<<"$out" || fail "the refusal of 10001 dumps does not give the limit: $(echo "$out" | tail -3)"
   ;;
 # F13: an empty --megatron-args is refused, not the built-in config; F10: --megatron-file reads regular files only.
 megatron_cli)
   run memory --megatron-args "" --print-config
   [ "$rc" = 2 ] || fail "--megatron-args \"\" exited $rc: $(echo "$out" | head -3)"
-  echo "$out" | grep -q "megatron-args" || fail "no message naming the option: $out"
+  grep -q "megatron-args" <<<"$out" || fail "no message naming the option: $out"
   out=$(timeout 20 "$rcts" memory --megatron-file /dev/zero 2>&1); rc=$?
   [ "$rc" = 2 ] || fail "--megatron-file /dev/zero exited $rc: $(echo "$out" | head -c 300)"
-  echo "$out" | grep -q "/dev/zero: not a regular file" || fail "/dev/zero: $(echo "$out" | head -c 300)"
+  grep -q "/dev/zero: not a regular file" <<<"$out" || fail "/dev/zero: $(echo "$out" | head -c 300)"
   head -c 2000000 /dev/zero | tr '\0' 'x' >big.args
   run memory --megatron-file big.args
-  [ "$rc" = 2 ] && echo "$out" | grep -q "big.args: 2000000 bytes" || fail "a 2 MB file: $rc $(echo "$out" | head -c 300)"
+  [ "$rc" = 2 ] && grep -q "big.args: 2000000 bytes" <<<"$out" || fail "a 2 MB file: $rc $(echo "$out" | head -c 300)"
   ;;
 # F14: MPMD ranks given different output options are refused on every rank.
 mpmd_options)
   out=$(timeout 60 "${mpirun[@]}" -n 1 "$rcts" run "$one" --json a.json : -n 1 "$rcts" run "$one" --json b.json 2>&1); rc=$?
   [ "$rc" != 0 ] || fail "ranks with different --json ran: $out"
-  echo "$out" | grep -q "different commands" || fail "no verdict: $out"
+  grep -q "different commands" <<<"$out" || fail "no verdict: $out"
   ;;
 # F9: a rank stopped (SIGSTOP) or killed (SIGKILL) mid-run ends every other rank within 15 s, naming it.
 rank_stopped | rank_killed)
