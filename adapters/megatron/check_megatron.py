@@ -6,10 +6,14 @@ the adapter (adapters/megatron) runs megatron-core's TransformerBlock on them, a
 `rcts check` (under mpirun -n W) judges the adapter's dumps. Prints one line per case
 and world size and a summary; with --json writes the outcomes.
 
-Expected outcomes: an expectation file (format 1, /work/wt/EXPECTATIONS_FORMAT.md; e.g.
-expectations/megatron-core-0.16.json). Every (case, world size) it does not name must
-pass. Exit 0 when there is no regression, different failure or unexpected skip (an
-adapter or rcts error counts as a regression); 1 otherwise; 2 on bad input.
+Expected outcomes: with --expect FILE (format 1, docs/expectations.md; e.g.
+expectations/megatron-core-0.16.json) `rcts check --expect FILE` judges each world size's
+dumps (one comparison, rcts's, for every adapter): exit 0 when rcts finds every outcome
+as expected, 1 otherwise (an adapter or rcts error is a difference); without --expect,
+exit 0 when nothing failed or errored. Exit 2 on bad input.
+
+--out DIR: a new or empty directory, or one an earlier check-megatron made (it holds
+.rcts-check-megatron); only rcts/ and megatron/ in it are replaced (issue 29, F15).
 """
 import argparse
 import fnmatch
@@ -17,15 +21,17 @@ import glob
 import json
 import os
 import re
-import shutil
 import subprocess
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, os.path.join(ROOT, "adapters", "kit"))
+
+from rcts_adapter_kit.errors import AdapterError  # noqa: E402
+from rcts_adapter_kit.judge import dump_name, prepare_out, rcts_check, validate_expectations  # noqa: E402
 MPIRUN = ["mpirun", "--allow-run-as-root", "--oversubscribe", "--bind-to", "none"]
-CHECK_KINDS = {"bitwise", "rng", "masks", "masks_across_ranks", "memory", "counts", "offload", "golden",
-               "reference", "config_error"}
+MARK = ".rcts-check-megatron"  # says a directory was made by this script (F15)
 
 
 def case_files(paths):
@@ -39,66 +45,6 @@ def case_files(paths):
     return out
 
 
-class Expectations:
-    """Format-1 expectation file: entries that say which (case, world size) fail or skip."""
-
-    def __init__(self, path):
-        self.path, self.entries = path, []
-        if not path:
-            return
-        try:
-            with open(path) as f:
-                doc = json.load(f)
-        except (OSError, json.JSONDecodeError) as e:
-            raise SystemExit(f"error: {path}: {e}")
-
-        def bad(where, msg):
-            raise SystemExit(f"error: {path}: {where}: {msg}")
-
-        for k in doc:
-            if k not in ("format", "version", "implementation", "implementation_version", "entries"):
-                bad(f"/{k}", "unknown key")
-        if doc.get("format") != "rcts-expectations" or doc.get("version") != 1:
-            bad("/format", "expected format \"rcts-expectations\", version 1")
-        for i, e in enumerate(doc.get("entries", [])):
-            w = f"/entries/{i}"
-            for k in e:
-                if k not in ("case", "ranks", "outcome", "checks", "reason", "issue"):
-                    bad(f"{w}/{k}", "unknown key")
-            if e.get("outcome") not in ("fail", "skip"):
-                bad(f"{w}/outcome", f"{e.get('outcome')!r} is not fail or skip")
-            if not isinstance(e.get("reason"), str) or not e["reason"].strip():
-                bad(f"{w}/reason", "required, non-empty")
-            if e["outcome"] == "fail":
-                if not e.get("checks"):
-                    bad(f"{w}/checks", "a fail entry lists the checks expected to fail")
-                for c in e["checks"]:
-                    if c not in CHECK_KINDS:
-                        bad(f"{w}/checks", f"unknown check kind {c!r}")
-            self.entries.append(e)
-
-    def match(self, case_id, world):
-        hits = [(i, e) for i, e in enumerate(self.entries)
-                if fnmatch.fnmatchcase(case_id, e["case"]) and world in e.get("ranks", [world])]
-        if len(hits) > 1:
-            raise SystemExit(f"error: {self.path}: entries {hits[0][0]} and {hits[1][0]} both match "
-                             f"({case_id}, {world} ranks)")
-        return hits[0] if hits else (None, None)
-
-    def judge(self, case_id, world, outcome, failing):
-        i, e = self.match(case_id, world)
-        if e is None:
-            return {"pass": "pass", "skip": "unexpected-skip"}.get(outcome, "regression"), None
-        if outcome == "error":
-            return "regression", i
-        if e["outcome"] == "skip":
-            return ("expected-skip" if outcome == "skip" else "unexpected-pass" if outcome == "pass"
-                    else "different-failure"), i
-        if outcome == "fail":
-            return ("expected-fail" if sorted(e["checks"]) == failing else "different-failure"), i
-        return ("unexpected-pass" if outcome == "pass" else "unexpected-skip"), i
-
-
 def run(cmd, env=None):
     return subprocess.run(cmd, capture_output=True, text=True, env=env)
 
@@ -108,32 +54,19 @@ def world_cmd(world, cmd):
 
 
 def check_outcome(rcts, world, case_file, dump_root, case_id):
-    d = os.path.join(dump_root, re.sub(r"[^A-Za-z0-9._-]", "_", case_id))
-    report = os.path.join(dump_root, f"{case_id}.check.json")
-    r = run(world_cmd(world, [rcts, "check", d, "--cases", case_file, "--json", report]))
-    text = r.stdout + r.stderr
-    if not os.path.isfile(report):
-        return "error", [], [l for l in text.splitlines() if l.strip()][-3:]
-    with open(report) as f:
-        res = json.load(f)
-    cases = [c for c in res.get("cases", []) if c.get("id") == case_id]
-    if not cases:
-        return "error", [], [f"rcts check reported no result for {case_id}"]
-    c = cases[0]
-    if c.get("outcome") == "error":
-        return "error", [], [c.get("reason", "")]
-    failing = sorted({k["kind"] for k in c.get("checks", []) if k.get("outcome") == "fail"})
-    details = [f"{k['kind']}: {k.get('detail', '')}" for k in c.get("checks", []) if k.get("outcome") == "fail"]
-    return c.get("outcome", "error"), failing, details
+    """(outcome, failing, details) of `rcts check` over one case's dumps."""
+    j = rcts_check(rcts, os.path.join(dump_root, dump_name(case_id)),
+                   os.path.join(dump_root, f"{dump_name(case_id)}.check.json"), [case_file],
+                   launcher=MPIRUN + ["-n", str(world)] if world > 1 else ())
+    return j.case(case_id)[:3]
 
 
 def one(a, cid, f, world, case):
     """(outcome, failing, details) of one case at one world size."""
-    tag = f"{cid}.w{world}"
-    rcts_root = os.path.join(a.out, "rcts", tag)
-    out_root = os.path.join(a.out, "megatron", tag)
+    rcts_root = os.path.join(a.out, "rcts", f"{cid}.w{world}")
+    out_root = os.path.join(a.out, "megatron", f"w{world}")  # every case at this world size: rcts check --expect judges it
     r = run(world_cmd(world, [a.rcts, "run", f, "--backend", "cpu", "--dump", rcts_root]))
-    rcts_case = os.path.join(rcts_root, re.sub(r"[^A-Za-z0-9._-]", "_", cid))
+    rcts_case = os.path.join(rcts_root, dump_name(cid))
     if not os.path.isdir(rcts_case):
         skipped = re.search(r"\bSKIP\s.*", r.stdout)
         if skipped:
@@ -173,7 +106,6 @@ def main(argv=None):
         print(f"error: no Python at {a.python} (scripts/python-env makes build/venv; or set RCTS_VENV)",
               file=sys.stderr)
         return 2
-    expect = Expectations(a.expect)
     worlds = [int(w) for w in a.ranks.split(",")]
     todo = []
     for f in case_files(a.paths):
@@ -187,33 +119,63 @@ def main(argv=None):
         print(f"error: nothing selected from {a.paths} by --filter {a.filter!r} at world sizes {worlds}",
               file=sys.stderr)
         return 2
-    shutil.rmtree(a.out, ignore_errors=True)
-    results, counts, used = [], {}, set()
-    bad_kinds = {"regression", "different-failure", "unexpected-skip"}
+    try:
+        if a.expect:
+            validate_expectations(a.rcts, a.expect, todo[0][1])
+        prepare_out(a.out, ["rcts", "megatron"], MARK, "scripts/check-megatron")
+        return judge_all(a, todo, worlds)
+    except AdapterError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+
+
+def judge_all(a, todo, worlds):
+    results = {}
     for cid, f, w, case in todo:
         outcome, failing, details = one(a, cid, f, w, case)
-        verdict, entry = expect.judge(cid, w, outcome, failing)
-        if entry is not None:
-            used.add(entry)
-        counts[verdict] = counts.get(verdict, 0) + 1
-        results.append({"case": cid, "ranks": w, "outcome": outcome, "failing": failing, "details": details,
-                        "verdict": verdict})
-        mark = "" if verdict not in bad_kinds | {"unexpected-pass"} else f"   <-- {verdict}"
-        print(f"{outcome.upper():5} w{w} {cid}" + (f"  [{', '.join(failing)}]" if failing else "") +
-              (f"  ({details[0][:200]})" if outcome in ("skip", "error") and details else "") + mark, flush=True)
-        if a.details and outcome == "fail":
-            for d in details:
-                print(f"      {d[:400]}")
-    for i, e in enumerate(expect.entries):
-        if i not in used and a.filter == "*":
-            counts["stale-entry"] = counts.get("stale-entry", 0) + 1
-            print(f"note: {a.expect}: entry {i} ({e['case']}) matches no case run here (stale-entry)")
+        print(f"check-megatron: w{w} {cid}: {outcome}", file=sys.stderr, flush=True)
+        results[(cid, w)] = {"case": cid, "ranks": w, "outcome": outcome, "failing": failing, "details": details,
+                             "verdict": None}
+    ok = True
+    for w in worlds:
+        files = sorted({f for cid, f, ww, _ in todo if ww == w})
+        if not files:
+            continue
+        dumps = os.path.join(a.out, "megatron", f"w{w}")
+        os.makedirs(dumps, exist_ok=True)
+        if a.expect:
+            # rcts judges this world size's dumps against the file; its verdicts are the verdicts.
+            j = rcts_check(a.rcts, dumps, os.path.join(a.out, "megatron", f"w{w}.json"), files, a.expect,
+                           case_filter=a.filter, launcher=MPIRUN + ["-n", str(w)] if w > 1 else ())
+            if j.report is None or "expectations" not in j.report:
+                raise AdapterError(f"rcts check --expect {a.expect} wrote no report: {j.text.strip()[-400:]}")
+            ok &= j.returncode == 0
+        for (cid, ww), res in results.items():
+            if ww != w:
+                continue
+            if a.expect:
+                res["verdict"] = j.case(cid)[3] or "error"
+            else:
+                res["verdict"] = "pass" if res["outcome"] in ("pass", "skip") else "regression"
+                ok &= res["verdict"] == "pass"
+            v = res["verdict"]
+            mark = "" if v in ("pass", "expected-fail", "expected-skip", "not-applicable", "xfail") else f"   <-- {v}"
+            print(f"{res['outcome'].upper():5} w{w} {cid}" + (f"  [{', '.join(res['failing'])}]" if res["failing"] else "") +
+                  (f"  ({res['details'][0][:200]})" if res["outcome"] in ("skip", "error") and res["details"] else "")
+                  + mark, flush=True)
+            if a.details and res["outcome"] == "fail":
+                for d in res["details"]:
+                    print(f"      {d[:400]}")
+        if a.expect:
+            print(j.expectations_text())
+    counts = {}
+    for res in results.values():
+        counts[res["verdict"]] = counts.get(res["verdict"], 0) + 1
     print("summary: " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())))
     if a.json:
         with open(a.json, "w") as fh:
-            json.dump(results, fh, indent=1)
-    return 1 if any(counts.get(k) for k in bad_kinds) else 0
-
+            json.dump(list(results.values()), fh, indent=1)
+    return 0 if ok else 1
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -7,9 +7,10 @@ docs/frameworks.md) and writes format-1 dumps; `rcts check` judges each mode's d
 Prints one line per case and mode, what each check judged or why it skipped, and a
 summary; with --json writes the outcomes. With --expect FILE (expectation files, format
 1: docs/expectations.md; one per mode, named by its "implementation", e.g.
-"pytorch-reentrant") exit 0 only when every outcome is as expected (differences are
-reported as regression, unexpected-pass, different-failure, unexpected-skip, stale
-entry); without --expect, exit 0 when nothing errored. Exit 2: bad input.
+"pytorch-reentrant") `rcts check --expect FILE` judges that mode's dumps (one comparison,
+rcts's, for every adapter): exit 0 only when rcts finds every outcome as expected (it
+prints the differences: regression, unexpected-pass, different-failure, unexpected-skip,
+stale entry); without --expect, exit 0 when nothing errored. Exit 2: bad input.
 
 --out DIR: a new or empty directory, or one an earlier check-pytorch made (it holds
 .rcts-check-pytorch); only the parts this script writes are replaced, nothing else in
@@ -21,7 +22,6 @@ import glob
 import json
 import os
 import re
-import shutil
 import subprocess
 import sys
 
@@ -31,7 +31,7 @@ sys.path.insert(0, os.path.join(ROOT, "adapters", "kit"))
 
 from rcts_adapter_kit.case import Case  # noqa: E402
 from rcts_adapter_kit.errors import AdapterError  # noqa: E402
-from rcts_adapter_kit.expectations import Expectations, ok as expectations_ok  # noqa: E402
+from rcts_adapter_kit.judge import dump_name, prepare_out as prepare_dir, rcts_check, validate_expectations  # noqa: E402,E501
 
 MODES = ("reentrant", "non_reentrant", "sac", "compile")
 DEFAULT_MODES = "reentrant,non_reentrant,sac"
@@ -57,26 +57,14 @@ def run(cmd, env=None):
 
 def prepare_out(out, modes):
     """Makes `out` ready without deleting anything this script did not write (F15)."""
-    if os.path.lexists(out) and not os.path.isdir(out):
-        raise AdapterError(f"--out {out}: exists and is not a directory")
-    if os.path.isdir(out) and os.listdir(out) and not os.path.isfile(os.path.join(out, MARK)):
-        raise AdapterError(f"--out {out}: a non-empty directory check-pytorch did not make (no {MARK}); "
-                           "give a new or empty directory: nothing in it is deleted")
-    os.makedirs(out, exist_ok=True)
-    with open(os.path.join(out, MARK), "w") as f:
-        f.write("made by scripts/check-pytorch; it replaces only rcts/ and pytorch-<mode>/ here\n")
-    for sub in ["rcts"] + [f"pytorch-{m}" for m in MODES]:
-        p = os.path.join(out, sub)
-        if os.path.islink(p) or os.path.isfile(p):
-            os.unlink(p)
-        elif os.path.isdir(p):
-            shutil.rmtree(p)
+    owned = ["rcts"] + [f"pytorch-{m}" for m in MODES] + [f"pytorch-{m}.json" for m in MODES]
+    prepare_dir(out, owned, MARK, "scripts/check-pytorch")
 
 
 def check_outcome(rcts, case_file, dump_root, case_id):
     """(outcome, failing check kinds, detail lines, per-check summaries) of `rcts check`."""
-    d = os.path.join(dump_root, re.sub(r"[^A-Za-z0-9._-]", "_", case_id))
-    report = os.path.join(dump_root, f"{re.sub(r'[^A-Za-z0-9._-]', '_', case_id)}.check.json")
+    d = os.path.join(dump_root, dump_name(case_id))
+    report = os.path.join(dump_root, f"{dump_name(case_id)}.check.json")
     r = run([rcts, "check", d, "--cases", case_file, "--json", report])
     text = r.stdout + r.stderr
     if not os.path.isfile(report):
@@ -116,6 +104,18 @@ def main(argv=None):
         return 2
 
 
+def implementation_of(path):
+    """The "implementation" an expectation file names (rcts check reads and judges the rest)."""
+    try:
+        with open(path) as f:
+            impl = json.load(f).get("implementation")
+    except (OSError, ValueError, AttributeError) as e:
+        raise AdapterError(f"expectation file {path}: {e}") from e
+    if not isinstance(impl, str):
+        raise AdapterError(f"{path}: /implementation: {impl!r}: expected a string such as 'pytorch-reentrant'")
+    return impl
+
+
 def check(a):
     if not os.access(a.rcts, os.X_OK):
         raise AdapterError(f"--rcts {a.rcts}: no rcts binary there (build it, or pass --rcts / set RCTS_BUILD_DIR)")
@@ -125,14 +125,14 @@ def check(a):
             raise AdapterError(f"--modes {a.modes}: '{m}' is not one of {', '.join(MODES)} (each once)")
     expect = {}
     for path in a.expect:
-        e = Expectations(path)
-        mode = e.implementation[len("pytorch-"):] if e.implementation.startswith("pytorch-") else None
+        impl = implementation_of(path)
+        mode = impl[len("pytorch-"):] if impl.startswith("pytorch-") else None
         if mode not in modes:
-            raise AdapterError(f"{path}: /implementation: {e.implementation!r} is not one of the modes run "
+            raise AdapterError(f"{path}: /implementation: {impl!r} is not one of the modes run "
                                f"({', '.join('pytorch-' + m for m in modes)})")
         if mode in expect:
-            raise AdapterError(f"{path}: /implementation: {e.implementation!r} is also {expect[mode].file}'s")
-        expect[mode] = e
+            raise AdapterError(f"{path}: /implementation: {impl!r} is also {expect[mode]}'s")
+        expect[mode] = path
     files = []
     for f in case_files(a.paths):
         cid = Case(f).id
@@ -140,6 +140,8 @@ def check(a):
             files.append((cid, f))
     if not files:
         raise AdapterError(f"no case selected from {a.paths} by --filter {a.filter!r}")
+    for path in expect.values():
+        validate_expectations(a.rcts, path, files[0][1])
     prepare_out(a.out, modes)
     rcts_root = os.path.join(a.out, "rcts")
     results = {}
@@ -177,23 +179,27 @@ def check(a):
             results[cid][mode] = {"outcome": outcome, "failing": failing, "details": details, "checks": judged}
     ok = True
     for mode in modes:
-        outcomes = {(cid, 1): (results[cid][mode]["outcome"], results[cid][mode]["failing"]) for cid in results}
+        os.makedirs(os.path.join(a.out, f"pytorch-{mode}"), exist_ok=True)
         if mode in expect:
-            verdicts, stale = expect[mode].compare(outcomes)
-            good = expectations_ok(verdicts, stale, a.expect_strict)
-            for i, e in stale:
-                print(f"{'error' if a.expect_strict else 'warning'}: {expect[mode].file}: /entries/{i} "
-                      f"(case {e['case']!r}) matches no case of this run")
+            # rcts judges the mode's dumps against the file; its verdicts are the verdicts.
+            j = rcts_check(a.rcts, os.path.join(a.out, f"pytorch-{mode}"), os.path.join(a.out, f"pytorch-{mode}.json"),
+                           [f for _, f in files], expect[mode], a.expect_strict, a.filter)
+            if j.report is None or "expectations" not in j.report:
+                raise AdapterError(f"rcts check --expect {expect[mode]} wrote no report: {j.text.strip()[-400:]}")
+            verdicts = {(cid, 1): (j.case(cid)[3] or "error", None) for cid in results}
+            good = j.returncode == 0
+            print(j.expectations_text())
         else:
-            verdicts = {k: ("pass" if v[0] != "error" else "error", None) for k, v in outcomes.items()}
+            verdicts = {(cid, 1): ("pass" if results[cid][mode]["outcome"] != "error" else "error", None)
+                        for cid in results}
             good = all(v != "error" for v, _ in verdicts.values())
         ok &= good
         for cid in results:
             res = results[cid][mode]
-            verdict, want = verdicts[(cid, 1)]
+            verdict = verdicts[(cid, 1)][0]
             res["verdict"] = verdict
-            mark = "" if verdict in ("pass", "expected-fail", "expected-skip") else f"   <-- {verdict}" + (
-                f" (expected {want['outcome']}{' ' + ','.join(want.get('checks', [])) if want else ''})" if want else "")
+            mark = "" if verdict in ("pass", "expected-fail", "expected-skip", "not-applicable", "xfail") \
+                else f"   <-- {verdict}"
             print(f"{res['outcome'].upper():5} {mode:13} {cid}" + (f"  [{', '.join(res['failing'])}]" if res["failing"]
                                                                   else "") +
                   (f"  ({res['details'][0]})" if res["outcome"] in ("skip", "error") and res["details"] else "") + mark)

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 29 F15 and F16: scripts/check-pytorch never deletes what it did not make (--out),
+# Issue 29 F15 and F16: scripts/check-pytorch (and check-megatron) never deletes what it did not make (--out),
 # and bad input to the adapter or to check-pytorch is exit 2 with a message naming the
 # file and the field, never a traceback.
 # Usage: hostile_input.sh ROOT RCTS PYTHON WORKDIR. Exit 0 when every refusal is right.
@@ -30,6 +30,9 @@ expect 2 "--out $work/user" "did not make" -- "$root/scripts/check-pytorch" "$ca
 [ -f "$work/user/precious" ] || { echo "FAIL --out deleted $work/user/precious"; bad=1; }
 echo x > "$work/file"
 expect 2 "--out $work/file" "not a directory" -- "$root/scripts/check-pytorch" "$case_ok" --rcts "$rcts" --out "$work/file"
+# scripts/check-megatron keeps the same rule (the kit's prepare_out; it once removed --out whole).
+expect 2 "--out $work/user" "did not make" -- "$root/scripts/check-megatron" "$case_ok" --rcts "$rcts" --python "$py" --out "$work/user"
+[ -f "$work/user/precious" ] || { echo "FAIL check-megatron --out deleted $work/user/precious"; bad=1; }
 # One it made: only its own parts are replaced; a file a person put there stays.
 mkdir -p "$work/made/rcts/old" && touch "$work/made/.rcts-check-pytorch" && echo keep > "$work/made/notes.txt"
 "$root/scripts/check-pytorch" "$root/cases/invalid/fp8.recipe.json" --rcts "$rcts" --modes reentrant --out "$work/made" >/dev/null 2>&1
@@ -61,5 +64,5 @@ expect 2 "--modes reentrant,fast" -- "$root/scripts/check-pytorch" "$case_ok" --
 echo '{"format": "rcts-expectations", "version": 1, "implementation": "pytorch-reentrant", "implementation_version": "x", "entries": [{"case": "a", "outcome": "fail", "checks": ["bitwise"], "reason": ""}]}' > "$work/exp.json"
 expect 2 "$work/exp.json: /entries/0/reason" -- "$root/scripts/check-pytorch" "$case_ok" --rcts "$rcts" --modes reentrant --expect "$work/exp.json" --out "$work/c4"
 echo '{"format": "rcts-expectations", "version": 1, "implementation": "pytorch-reentrant", "implementation_version": "x", "entries": [{"case": "a", "outcome": "fail", "checks": ["bitwse"], "reason": "r"}]}' > "$work/exp2.json"
-expect 2 "$work/exp2.json: /entries/0/checks/0: 'bitwse'" -- "$root/scripts/check-pytorch" "$case_ok" --rcts "$rcts" --modes reentrant --expect "$work/exp2.json" --out "$work/c5"
+expect 2 "$work/exp2.json: /entries/0/checks/0 = \"bitwse\": unknown check kind" -- "$root/scripts/check-pytorch" "$case_ok" --rcts "$rcts" --modes reentrant --expect "$work/exp2.json" --out "$work/c5"
 exit $bad

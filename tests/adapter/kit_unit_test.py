@@ -109,50 +109,66 @@ class CaseFile(unittest.TestCase):
         self.assertIsNone(c.unmodelled(("id", "seed_ranks")))
 
 
-class ExpectationFiles(unittest.TestCase):
-    def load(self, entries, **top):
-        doc = {"format": "rcts-expectations", "version": 1, "implementation": "pytorch-reentrant",
-               "implementation_version": "torch 2.15.0", "entries": entries, **top}
-        with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
-            json.dump(doc, f)
-        self.addCleanup(os.unlink, f.name)
-        return f.name
+class Judge(unittest.TestCase):
+    """rcts_adapter_kit.judge: rcts (RCTS_BIN) judges, the driver only reads its report."""
+    ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
 
-    def test_verdicts_per_case(self):
-        from rcts_adapter_kit.expectations import Expectations, ok
-        e = Expectations(self.load([
-            {"case": "mem.*", "outcome": "fail", "checks": ["memory"], "reason": "autograd keeps more"},
-            {"case": "moe.a", "outcome": "skip", "reason": "dense only"},
-            {"case": "gone", "outcome": "skip", "reason": "r"}]))
-        verdicts, stale = e.compare({("mem.x", 1): ("fail", ["memory"]), ("mem.y", 1): ("fail", ["bitwise", "memory"]),
-                                     ("mem.z", 1): ("pass", []), ("moe.a", 1): ("skip", []),
-                                     ("ok", 1): ("pass", []), ("bad", 1): ("fail", ["rng"]), ("sk", 1): ("skip", [])})
-        self.assertEqual({k[0]: v[0] for k, v in verdicts.items()},
-                         {"mem.x": "expected-fail", "mem.y": "different-failure", "mem.z": "unexpected-pass",
-                          "moe.a": "expected-skip", "ok": "pass", "bad": "regression", "sk": "unexpected-skip"})
-        self.assertEqual([i for i, _ in stale], [2])
-        self.assertFalse(ok(verdicts, stale))
-        only_fixed = {k: v for k, v in verdicts.items() if k[0] in ("mem.x", "mem.z", "ok")}
-        self.assertTrue(ok(only_fixed, stale))
-        self.assertFalse(ok(only_fixed, stale, strict=True))
+    def setUp(self):
+        self.rcts = os.environ.get("RCTS_BIN", "")
+        self.tmp = tempfile.mkdtemp()
+        self.addCleanup(lambda: __import__("shutil").rmtree(self.tmp, ignore_errors=True))
 
-    def test_refusals_name_the_file_path_and_value(self):
-        from rcts_adapter_kit.expectations import Expectations
-        for entries, top, want in [
-                ([{"case": "a", "outcome": "fail", "checks": [], "reason": "r"}], {}, "/entries/0/checks"),
-                ([{"case": "a", "outcome": "xfail", "reason": "r"}], {}, "/entries/0/outcome: 'xfail'"),
-                ([{"case": "a", "outcome": "skip", "reason": " "}], {}, "/entries/0/reason"),
-                ([{"case": "a", "outcome": "skip", "reason": "r", "why": 1}], {}, "/entries/0/why: unknown key"),
-                ([], {"version": 2}, "/version: 2")]:
-            path = self.load(entries, **top)
-            with self.assertRaises(AdapterError) as e:
-                Expectations(path)
-            self.assertIn(f"{path}: {want}", str(e.exception))
-        e = Expectations(self.load([{"case": "a*", "outcome": "skip", "reason": "r"},
-                                    {"case": "ab", "outcome": "skip", "reason": "r"}]))
+    def expectation(self, entries):
+        path = os.path.join(self.tmp, "e.json")
+        with open(path, "w") as f:
+            json.dump({"format": "rcts-expectations", "version": 1, "implementation": "pytorch-reentrant",
+                       "implementation_version": "test", "entries": entries}, f)
+        return path
+
+    def test_prepare_out_never_deletes_what_the_driver_did_not_write(self):
+        from rcts_adapter_kit.judge import prepare_out
+        out = os.path.join(self.tmp, "out")
+        os.makedirs(os.path.join(out, "mine"))
+        with open(os.path.join(out, "precious"), "w") as f:
+            f.write("x")
+        with self.assertRaises(AdapterError) as e:
+            prepare_out(out, ["mine"], ".mark", "tool")
+        self.assertIn(f"--out {out}: a non-empty directory tool did not make", str(e.exception))
+        self.assertTrue(os.path.isdir(os.path.join(out, "mine")))
+        os.unlink(os.path.join(out, "precious"))
+        os.rmdir(os.path.join(out, "mine"))
+        prepare_out(out, ["mine"], ".mark", "tool")  # empty: taken, and marked
+        os.makedirs(os.path.join(out, "mine"))
+        os.makedirs(os.path.join(out, "keep"))
+        prepare_out(out, ["mine"], ".mark", "tool")  # marked: only the owned names are replaced
+        self.assertFalse(os.path.exists(os.path.join(out, "mine")))
+        self.assertTrue(os.path.isdir(os.path.join(out, "keep")))
+
+    @unittest.skipUnless(os.environ.get("RCTS_BIN"), "RCTS_BIN names no rcts binary")
+    def test_verdicts_are_rcts_checks(self):
+        from rcts_adapter_kit.judge import rcts_check
+        dumps = os.path.join(self.tmp, "dumps")
+        os.makedirs(os.path.join(dumps, "moe.ep1"))
+        with open(os.path.join(dumps, "moe.ep1", "SKIPPED"), "w") as f:
+            f.write("skipped by the implementation: dense only\n")
+        cases = [os.path.join(self.ROOT, "cases", "moe", "ep1.json"),
+                 os.path.join(self.ROOT, "cases", "rng", "attention_dropout_only.json")]
+        e = self.expectation([{"case": "moe.*", "outcome": "skip", "reason": "dense only"}])
+        j = rcts_check(self.rcts, dumps, os.path.join(self.tmp, "r.json"), cases, e)
+        self.assertEqual(j.case("moe.ep1")[3], "expected-skip")
+        # Not dumped, and no entry: rcts says unexpected-skip and exits 1.
+        self.assertEqual(j.case("rng.attention_dropout_only")[3], "unexpected-skip")
+        self.assertEqual(j.returncode, 1)
+        self.assertIn("UNEXPECTED-SKIP", j.expectations_text().upper())
+        e = self.expectation([{"case": "moe.*", "outcome": "skip", "reason": "dense only"},
+                              {"case": "rng.attention_dropout_only", "outcome": "skip", "reason": "not run"}])
+        j = rcts_check(self.rcts, dumps, os.path.join(self.tmp, "r.json"), cases, e)
+        self.assertEqual((j.returncode, j.case("rng.attention_dropout_only")[3]), (0, "expected-skip"))
+        # A refused expectation file is bad input, named by rcts.
+        e = self.expectation([{"case": "moe.*", "outcome": "maybe", "reason": "r"}])
         with self.assertRaises(AdapterError) as err:
-            e.entry_for("ab", 1)
-        self.assertIn("entries 0 and 1 both match case 'ab'", str(err.exception))
+            rcts_check(self.rcts, dumps, os.path.join(self.tmp, "r.json"), cases, e)
+        self.assertIn("/entries/0/outcome", str(err.exception))
 
 
 class Guard(unittest.TestCase):

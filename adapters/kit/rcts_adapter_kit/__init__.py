@@ -4,6 +4,8 @@
   case      a case file and the rcts dumps of its runs, read strictly
   config    refusal(): every config key the adapter does not model refuses the case
   dump      format-1 dumps: read rcts's baseline, write the adapter's runs (sha256 per tensor)
+  layout    the dump's directory names (stdlib only)
+  judge     rcts check (and --expect) over an adapter's dumps; the --out rule
   names     rcts parameter names beside Megatron-LM's; the fused-QKV row permutation
   recorder  module invocations, dropout masks, phase (forward / recompute)
   saved     saved-tensor hooks, bytes held per layer, save_on_cpu counted

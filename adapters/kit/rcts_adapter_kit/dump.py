@@ -10,11 +10,11 @@ manifest is a DumpError naming the file and the JSON path.
 import hashlib
 import json
 import os
-import re
 
 import numpy as np
 import torch
 
+from .layout import safe_stem  # noqa: F401 (case.py and the adapters import it from here)
 from .names import megatron_name
 FORMAT = "rcts-dump"
 VERSION = 1
@@ -55,10 +55,6 @@ def _to_numpy(t):
     if t.dtype == torch.bool:
         return t.to(torch.uint8).numpy()
     return t.numpy()
-
-
-def safe_stem(s):
-    return re.sub(r"[^A-Za-z0-9._-]", "_", s)[:200]
 
 
 def run_dir(root, case_id, backend, run, world_rank=0):

@@ -75,46 +75,5 @@ class FaultSwitch(unittest.TestCase):
         self.assertFalse(any(faults.active(f) for f in faults.KNOWN))
 
 
-def _expect(entries):
-    f = tempfile.NamedTemporaryFile("w", suffix=".json", delete=False)
-    json.dump({"format": "rcts-expectations", "version": 1, "implementation": "t", "entries": entries}, f)
-    f.close()
-    return f.name
-
-
-class ExpectationFile(unittest.TestCase):
-    def test_verdicts(self):
-        e = check_megatron.Expectations(_expect([
-            {"case": "a.*", "outcome": "fail", "checks": ["memory"], "reason": "r"},
-            {"case": "s", "ranks": [1], "outcome": "skip", "reason": "r"}]))
-        self.assertEqual(e.judge("a.x", 1, "fail", ["memory"])[0], "expected-fail")
-        self.assertEqual(e.judge("a.x", 1, "fail", ["bitwise", "memory"])[0], "different-failure")
-        self.assertEqual(e.judge("a.x", 1, "pass", [])[0], "unexpected-pass")
-        self.assertEqual(e.judge("s", 1, "skip", [])[0], "expected-skip")
-        self.assertEqual(e.judge("s", 2, "skip", [])[0], "unexpected-skip")
-        self.assertEqual(e.judge("z", 1, "fail", ["rng"])[0], "regression")
-        self.assertEqual(e.judge("z", 1, "error", [])[0], "regression")
-        self.assertEqual(e.judge("z", 1, "pass", [])[0], "pass")
-
-    def test_refusals(self):
-        for bad in ([{"case": "a", "outcome": "fail", "reason": "r"}],                       # no checks
-                    [{"case": "a", "outcome": "skip", "reason": ""}],                        # empty reason
-                    [{"case": "a", "outcome": "maybe", "reason": "r"}],                      # outcome
-                    [{"case": "a", "outcome": "fail", "checks": ["nope"], "reason": "r"}],   # check kind
-                    [{"case": "a", "outcome": "skip", "reason": "r", "extra": 1}]):          # unknown key
-            with self.assertRaises(SystemExit):
-                check_megatron.Expectations(_expect(bad))
-
-    def test_conflict_refused(self):
-        e = check_megatron.Expectations(_expect([{"case": "a*", "outcome": "skip", "reason": "r"},
-                                                 {"case": "ab", "outcome": "skip", "reason": "r"}]))
-        with self.assertRaises(SystemExit):
-            e.judge("ab", 1, "skip", [])
-
-    def test_the_shipped_file_reads(self):
-        e = check_megatron.Expectations(os.path.join(ROOT, "expectations", "megatron-core-0.16.json"))
-        self.assertTrue(all(x["reason"] for x in e.entries))
-
-
 if __name__ == "__main__":
     unittest.main()
