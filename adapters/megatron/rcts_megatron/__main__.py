@@ -15,6 +15,7 @@ traceback's last frames are printed: a finding, not a skip).
 import argparse
 import json
 import os
+import shutil
 import socket
 import subprocess
 import sys
@@ -136,7 +137,11 @@ def main(argv=None):
         return worker(a, case)[0]
     out_case = os.path.join(a.out, kit.safe_stem(case_id))
 
-    def skip(why):
+    def skip(why, partial=False):
+        if partial and os.path.isdir(out_case):
+            # Runs dumped before megatron-core raised are not a result (a failed dump is
+            # never left behind): the case is only its SKIPPED reason.
+            shutil.rmtree(out_case)
         os.makedirs(out_case, exist_ok=True)
         with open(os.path.join(out_case, "SKIPPED"), "w") as f:
             f.write(why + "\n")
@@ -163,7 +168,7 @@ def main(argv=None):
             print(f"error: {e}", file=sys.stderr)
             return 2
         if raised:
-            return skip(f"megatron-core raised: {raised}")
+            return skip(f"megatron-core raised: {raised}", partial=True)
         print(f"wrote: {case_id}: {len(runs)} runs x 1 rank")
         return rc
     args = [a.case, "--rcts-dump", a.rcts_dump, "--out", a.out, "--worker"]
@@ -176,7 +181,11 @@ def main(argv=None):
         f.write(r.stdout + r.stderr)
     raised = [l.split("raised: ", 1)[1] for l in (r.stdout + r.stderr).splitlines() if "raised: " in l]
     if r.returncode != 0 and raised:
-        return skip(f"megatron-core raised: {raised[0]}")
+        log = r.stdout + r.stderr
+        skip(f"megatron-core raised: {raised[0]}", partial=True)
+        with open(os.path.join(out_case, "ranks.log"), "w") as f:
+            f.write(log)
+        return 0
     if r.returncode != 0:
         text = (r.stdout + r.stderr).strip().splitlines()
         tb = [l for l in text if l.strip().startswith("File ") or "Error" in l or "error:" in l]
