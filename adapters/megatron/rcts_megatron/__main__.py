@@ -69,10 +69,19 @@ def init_distributed(world_size):
     return torch.distributed.get_rank()
 
 
-def worker(a, case):
-    """One rank: every run of the case."""
+def worker(a, case, on_raise=None):
+    """One rank: every run of the case. on_raise(message), when given, reports a runaway the
+    watchdog found (the in-process single-rank path writes the case's SKIPPED reason);
+    ranks started by torch.distributed.run print it as a "raised:" line for the launcher."""
     case_id = case["id"]
-    watchdog.start()
+    current = {"run": "?"}
+
+    def tripped(msg):
+        msg = f"run '{current['run']}': {msg}"
+        print(f"raised: {msg}", file=sys.stderr, flush=True)
+        return on_raise(msg) if on_raise else None
+
+    watchdog.start(tripped)
     world = int(os.environ.get("WORLD_SIZE", "1"))
     rank = init_distributed(world)
     runs = rcts_runs(a.rcts_dump, case_id, rank)
@@ -90,6 +99,7 @@ def worker(a, case):
         cfg = theirs["config"]
         if cfg["parallel"] != p:
             raise kit.DumpError(f"{d}: run '{name}' has other parallel settings than the baseline")
+        current["run"] = name
         try:
             out = driver.run(cfg, theirs["rank"], base.params, base.inputs, base.targets)
         except (Exception, KeyboardInterrupt) as e:  # Megatron's own code raised: say where, in Megatron
@@ -163,7 +173,7 @@ def main(argv=None):
         return 2
     if a.world_size == 1:  # in this process: one import of torch and megatron-core, not two
         try:
-            rc, raised = worker(a, case)
+            rc, raised = worker(a, case, on_raise=lambda msg: skip(f"megatron-core raised: {msg}", partial=True))
         except kit.DumpError as e:
             print(f"error: {e}", file=sys.stderr)
             return 2

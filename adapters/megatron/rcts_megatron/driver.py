@@ -37,7 +37,8 @@ def rng_digests(tracker):
 def seed(cfg, rank):
     from megatron.core import tensor_parallel
 
-    tensor_parallel.model_parallel_cuda_manual_seed(cfg["run"]["seed"], tp_rank=rank["tp"], ep_rank=rank["ep"],
+    tp_rank = 0 if faults.active("tp_seed_without_rank") else rank["tp"]
+    tensor_parallel.model_parallel_cuda_manual_seed(cfg["run"]["seed"], tp_rank=tp_rank, ep_rank=rank["ep"],
                                                     etp_rank=rank["etp"])
     return tensor_parallel.get_cuda_rng_tracker()
 

@@ -12,12 +12,15 @@ checks that must catch each one do:
   chunk_input       full uniform recompute: every layer of a chunk is re-run from the chunk's
                     input (the 2023 uniform-chunk bug, re-created by wrapping TransformerLayer
                     calls during recompute)              -> bitwise
+  tp_seed_without_rank  every TP rank seeds megatron-core's tracker with tp_rank 0 (the caller
+                    forgets the rank): attention masks equal across TP ranks
+                                                          -> masks_across_ranks
   qkv_layout        load QKV rows without Megatron's per-head interleave (a porting mistake)
                                                           -> faithful-model comparison
 """
 import os
 
-KNOWN = {"no_rng_restore", "outside_fork", "chunk_input", "qkv_layout"}
+KNOWN = {"no_rng_restore", "outside_fork", "chunk_input", "tp_seed_without_rank", "qkv_layout"}
 
 
 def current():
