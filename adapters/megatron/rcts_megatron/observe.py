@@ -35,7 +35,6 @@ class Recorder:
         self.param_storages = param_storages
         self.pending_chunk = None  # first layer run under no_grad since the last checkpoint save
         self.tracker = None        # Megatron's CudaRNGStatesTracker (for the stream name)
-        self.side_effects = {}
 
     @property
     def recompute(self):
@@ -56,11 +55,6 @@ class Recorder:
             c[1 if self.recompute else 0] += 1
             if is_layer and not torch.is_grad_enabled() and self.pending_chunk is None and not self.recompute:
                 self.pending_chunk = name
-            if is_layer and not self.recompute:
-                hs = args[0] if args else kwargs.get("hidden_states")
-                key = f"{name}.tokens_seen"
-                self.side_effects[key] = self.side_effects.get(key, 0.0) + float(
-                    self.cfg["model"]["seq_length"] * self.cfg["model"]["micro_batch_size"])
             self.path.append(name)
 
         def post(m, args, out):
