@@ -26,30 +26,32 @@ cp "$in/valid_tiny.json" "$w/twins/a/one.json" && cp "$in/valid_tiny.json" "$w/t
 [[ -s $w/results.json ]] || { echo "setup: rcts run wrote no results JSON"; cat "$work/setup.log"; exit 1; }
 manifest=$(find "$w/dump" -name dump.json | head -1)
 [[ -n $manifest ]] || { echo "setup: rcts run --dump wrote no dump.json"; exit 1; }
-spoil() {  # spoil NAME JQ-FILTER: results.json through jq
-  jq "$2" "$w/results.json" > "$w/$1.json" || exit 1
+edit_json() {  # edit_json FROM TO PYTHON-STATEMENT: TO is FROM's JSON `d` after the statement
+  python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); exec(sys.argv[3]); json.dump(d, open(sys.argv[2], "w"))' \
+    "$1" "$2" "$3" || exit 1
 }
-spoil_dump() {  # spoil_dump NAME JQ-FILTER: a copy of the dump with dump.json through jq
+spoil() { edit_json "$w/results.json" "$w/$1.json" "$2"; }  # spoil NAME STATEMENT
+spoil_dump() {  # spoil_dump NAME STATEMENT: a copy of the dump with dump.json edited
   local d=$w/dumps/$1
-  mkdir -p "$d" && cp "$(dirname "$manifest")"/* "$d/" && jq "$2" "$manifest" > "$d/dump.json" || exit 1
+  mkdir -p "$d" && cp "$(dirname "$manifest")"/* "$d/" && edit_json "$manifest" "$d/dump.json" "$2"
 }
-spoil results_schema '.schema = "rcts-result"'
-spoil results_version '.schema_version = 99'
-spoil results_ranks '.header.ranks = "one"'
-spoil results_outcome '.cases[0].outcome = "maybe"'
-spoil results_no_cases 'del(.cases)'
-spoil results_ranks_zero '.header.ranks = 0'
-spoil results_seed '.header.seed = -5'
-spoil_dump format '.format = "rcts-dumps"'
-spoil_dump version '.version = 7'
-spoil_dump unknown_key '.extra = 1'
-spoil_dump role '.run.role = "leader"'
-spoil_dump config '.config.model.hidden_size = -8'
-spoil_dump dtype '.parameters[0].dtype = "f16"'
-spoil_dump shape '.parameters[0].shape = [3, 5]'
-spoil_dump sha '.parameters[0].sha256 = ("0" * 64)'
-spoil_dump file '.parameters[0].file = "../escape.npy"'
-spoil_dump steps '.steps = []'
+spoil results_schema 'd["schema"] = "rcts-result"'
+spoil results_version 'd["schema_version"] = 99'
+spoil results_ranks 'd["header"]["ranks"] = "one"'
+spoil results_outcome 'd["cases"][0]["outcome"] = "maybe"'
+spoil results_no_cases 'del d["cases"]'
+spoil results_ranks_zero 'd["header"]["ranks"] = 0'
+spoil results_seed 'd["header"]["seed"] = -5'
+spoil_dump format 'd["format"] = "rcts-dumps"'
+spoil_dump version 'd["version"] = 7'
+spoil_dump unknown_key 'd["extra"] = 1'
+spoil_dump role 'd["run"]["role"] = "leader"'
+spoil_dump config 'd["config"]["model"]["hidden_size"] = -8'
+spoil_dump dtype 'd["parameters"][0]["dtype"] = "f16"'
+spoil_dump shape 'd["parameters"][0]["shape"] = [3, 5]'
+spoil_dump sha 'd["parameters"][0]["sha256"] = "0" * 64'
+spoil_dump file 'd["parameters"][0]["file"] = "../escape.npy"'
+spoil_dump steps 'd["steps"] = []'
 
 # ---- the sweep ----------------------------------------------------------------------
 bad_words='terminate called|Aborted|Segmentation fault|core dumped|json\.exception|what\(\)|\bstoll\b|\bstod\b|\bstoi\b|\bstoul\b'
