@@ -87,7 +87,12 @@ int dispatch(cli::Command& cmd, cli::SharedArgs& shared, std::ostream& out, bool
   if (need == cli::BackendNeed::pool_unless_named && shared.backend_name.empty()) {
     opt.pool = &pool;
   } else if (need != cli::BackendNeed::none) {
-    backend = make_backend(shared.backend_name.empty() ? "cpu" : shared.backend_name);
+    try {
+      backend = make_backend(shared.backend_name.empty() ? "cpu" : shared.backend_name);
+    } catch (const Error& e) {  // name the option the value came from
+      if (shared.backend_name.empty()) throw;
+      throw Error("--backend " + shared.backend_name + ": " + e.message());
+    }
     opt.backend = backend.get();
   }
   // A backend with device memory moves its bytes over its own world (NCCL), made
@@ -118,7 +123,11 @@ int rcts_main(int argc, char** argv, MpiRun& run) {
   const auto commands = cli::make_commands();
   for (const auto& c : commands) c->add(app, shared);
   app.footer(cli::limits_help());
-  CLI11_PARSE(app, argc, argv);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {  // --help and --version exit 0; bad usage exits 2 (docs/cli.md)
+    return app.exit(e) == 0 ? 0 : 2;
+  }
   cli::Command* cmd = nullptr;
   for (const auto& c : commands)
     if (*c->sub) cmd = c.get();

@@ -116,7 +116,8 @@ std::vector<Case> load_cases(const std::vector<fs::path>& paths) {
       throw Error(f.string() + ": out of memory (std::bad_alloc) while loading the case file");
     }
     auto [it, fresh] = seen.emplace(c.id, f);
-    if (!fresh) throw Error("duplicate case id '" + c.id + "' in " + f.string() + " and " + it->second.string());
+    if (!fresh)
+      throw Error(f.string() + ": /id = \"" + c.id + "\": duplicate case id (also in " + it->second.string() + ")");
     cases.push_back(std::move(c));
   }
   std::sort(cases.begin(), cases.end(), [](const Case& a, const Case& b) { return a.id < b.id; });

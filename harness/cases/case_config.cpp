@@ -15,13 +15,19 @@ bool contains(const std::vector<std::string>& v, const std::string& s) {
 }
 
 Config load_config(const Case& c, const nlohmann::json* patch, const std::string& label) {
-  Config cfg = config_from_json(c.config, c.file.string() + " (config)");
-  if (patch) cfg = apply_overrides(cfg, *patch, c.file.string() + " (variant '" + label + "')");
+  Config cfg = config_from_json(c.config, c.file.string(), "/config");
+  if (patch) cfg = apply_overrides(cfg, *patch, c.file.string() + " (variant '" + label + "')", variant_config_path(c, label));
   validate_or_throw(cfg, c.file.string() + " (" + label + ")");
   return cfg;
 }
 
 }  // namespace
+
+std::string variant_config_path(const Case& c, const std::string& name) {
+  for (size_t i = 0; i < c.variants.size(); ++i)
+    if (c.variants[i].name == name) return "/variants/" + std::to_string(i) + "/config";
+  return "/config";
+}
 
 Config case_config(const Case& c, const Variant* v) {
   return load_config(c, v ? &v->patch : nullptr, v ? v->name : "baseline");

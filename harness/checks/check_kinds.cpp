@@ -77,7 +77,7 @@ void config_error_judge(const CheckContext& x, std::vector<CheckResult>& out) {
   const std::string& code = *x.c.expect.config_error;
   std::vector<std::string> got;
   try {
-    Config cfg = config_from_json(x.c.config, x.c.file.string());
+    Config cfg = config_from_json(x.c.config, x.c.file.string(), "/config");
     for (const auto& issue : validate(cfg)) got.push_back(issue.code);
   } catch (const ConfigError& e) {
     got.push_back(e.code());

@@ -25,9 +25,10 @@ class CheckCommand : public Command {
     reference_opt_ = sub->add_option(
         "--reference-tolerance", rtol_,
         "also run rcts's reference of every dumped run and compare losses, outputs and gradients: fail a tensor when "
-        "max abs error > ATOL + RTOL * max |reference|");
+        "max abs error > ATOL + RTOL * max |reference|")
+        ->check(finite_number(0, true));
     sub->add_option("--reference-atol", atol_, "absolute part of the reference tolerance (default 0)")
-        ->needs(reference_opt_);
+        ->needs(reference_opt_)->check(finite_number(0, true));
     add_backend(sub, shared.backend_name, "cpu; the reference's backend with --reference-tolerance");
     add_limits(sub, shared.opt.limits);
     add_expect_options(sub, expect_);

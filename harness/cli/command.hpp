@@ -14,6 +14,7 @@
 #include "harness/cases/case.hpp"
 #include "harness/run/runner.hpp"
 #include "reference/config/config.hpp"
+#include "reference/core/faults.hpp"
 
 namespace rcts::harness::cli {
 
@@ -69,6 +70,9 @@ const std::string& limits_help();
 // --max-bytes, --max-work, --max-link-seconds: every config's estimate is checked
 // against them before it runs (reference/config/limits.hpp, cases/README.md "Limits").
 void add_limits(CLI::App* sub, RunLimits& limits);
+// A validator for number options: finite and > lo (or >= lo when `inclusive`); its
+// message names the value (CLI11 puts the option's name before it).
+CLI::Validator finite_number(double lo, bool inclusive);
 // paths, --filter, --golden-dir.
 void add_common(CLI::App* sub, SharedArgs& shared);
 void add_backend(CLI::App* sub, std::string& name, const char* default_text);
@@ -77,6 +81,8 @@ std::filesystem::path default_dir(const char* name);
 std::vector<std::filesystem::path> case_paths(const std::vector<std::string>& given);
 // Writes `text` to `path` (atomically); an empty path writes nothing.
 void write_file(const std::string& path, const std::string& text);
+// --mutant NAME as a fault; an unknown name is an rcts::Error naming the option.
+Fault mutant_option(const std::string& name);
 // The config in a JSON file; an empty path gives the defaults.
 Config read_config_file(const std::string& path);
 

@@ -1,3 +1,4 @@
+#include <cmath>
 #include <sstream>
 
 #include "harness/cli/command.hpp"
@@ -6,6 +7,7 @@
 #include "backends/registry.hpp"
 #include "reference/config/config_json.hpp"
 #include "reference/config/limits.hpp"
+#include "reference/core/faults.hpp"
 
 namespace rcts::harness::cli {
 
@@ -31,15 +33,27 @@ const std::string& limits_help() {
   return help;
 }
 
+CLI::Validator finite_number(double lo, bool inclusive) {
+  const std::string want = (inclusive ? ">= " : "> ") + fmt_number(lo);
+  return CLI::Validator(
+      [=](std::string& text) -> std::string {
+        double v = 0;
+        if (!CLI::detail::lexical_cast(text, v) || !std::isfinite(v) || (inclusive ? v < lo : v <= lo))
+          return "'" + text + "': expected a finite number " + want;
+        return {};
+      },
+      "NUMBER " + want);
+}
+
 void add_limits(CLI::App* sub, RunLimits& limits) {
   sub->footer(limits_help());
   sub->add_option("--max-bytes", limits.max_bytes, "refuse a config whose estimated memory exceeds this many bytes")
-      ->capture_default_str();
+      ->capture_default_str()->check(finite_number(0, false));
   sub->add_option("--max-work", limits.max_work, "refuse a config whose estimated work exceeds this many FLOP")
-      ->capture_default_str();
+      ->capture_default_str()->check(finite_number(0, false));
   sub->add_option("--max-link-seconds", limits.max_link_seconds,
                   "refuse an offload config whose link model would sleep longer than this")
-      ->capture_default_str();
+      ->capture_default_str()->check(finite_number(0, false));
 }
 
 void add_common(CLI::App* sub, SharedArgs& shared) {
@@ -65,6 +79,14 @@ std::vector<fs::path> case_paths(const std::vector<std::string>& given) {
 void write_file(const std::string& path, const std::string& text) {
   if (path.empty()) return;
   write_file_atomic(path, text);
+}
+
+Fault mutant_option(const std::string& name) {
+  try {
+    return parse_fault(name);
+  } catch (const Error& e) {
+    throw Error("--mutant " + name + ": " + e.message());
+  }
 }
 
 Config read_config_file(const std::string& path) {

@@ -26,7 +26,7 @@ class RegenGoldenCommand : public Command {
     if (!mutant_.empty() && !check_)
       throw Error("rcts regen-golden: --mutant needs --check (golden files are never written from a mutated run)");
     std::optional<FaultScope> fault;
-    if (!mutant_.empty()) fault.emplace(parse_fault(mutant_));
+    if (!mutant_.empty()) fault.emplace(mutant_option(mutant_));
     return regen_golden(s.cases, s.opt, s.out, check_);
   }
 

@@ -47,7 +47,7 @@ class RunCommand : public Command {
     std::optional<ExpectationFile> expectations;  // refused before anything runs
     if (!expect_.file.empty()) expectations = load_expectations(expect_, s.cases);
     std::optional<FaultScope> fault;
-    if (!mutant_.empty()) fault.emplace(parse_fault(mutant_));
+    if (!mutant_.empty()) fault.emplace(mutant_option(mutant_));
     std::optional<DumpStaging> dump;
     std::string dump_failure;
     if (!dump_dir_.empty()) {

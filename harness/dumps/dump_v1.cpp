@@ -539,7 +539,7 @@ DumpedRun read_dump(const fs::path& dir) {
   r.coords = {coord("tp"), coord("cp"), coord("dp"), coord("pp"), coord("etp"), coord("ep"), coord("edp")};
 
   try {
-    r.config = config_from_json(rd.need(root, "config").json(), file + " (/config)");
+    r.config = config_from_json(rd.need(root, "config").json(), file, "/config");
   } catch (const std::exception& e) {
     throw Error(e.what());
   }

@@ -4,6 +4,7 @@
 // itself is safe at any depth; copying or printing a deep value is not.
 #include "harness/io/strict_json.hpp"
 
+#include <cctype>
 #include <cstdio>
 #include <fstream>
 #include <algorithm>
@@ -76,7 +77,8 @@ class StrictSax final : public nlohmann::json_sax<json> {
     std::string what = ex.what();
     const auto colon = what.find(": ", what.find("column"));
     if (what.find("column") != std::string::npos && colon != std::string::npos) what = what.substr(colon + 2);
-    return fail(shown_path() + ": invalid JSON" + where + ": " + printable(what, 240));
+    return fail(shown_path() + " = " + text_at(position) + ": invalid JSON" +
+                where + ": " + printable(what, 240));
   }
 
   const std::string& error() const { return error_; }
@@ -102,6 +104,15 @@ class StrictSax final : public nlohmann::json_sax<json> {
       p += f.object ? pointer_token(f.key) : std::to_string(f.index);
     }
     return p.empty() ? "/" : p;
+  }
+
+  // The offending text: up to 24 characters from the start of the word that holds the
+  // `position`-th character (NaN, Infinity, a stray word), or "(end of text)".
+  std::string text_at(size_t position) const {
+    if (position == 0 || position > text_.size()) return "(end of text)";
+    size_t at = position - 1;
+    while (at > 0 && std::isalnum(static_cast<unsigned char>(text_[at - 1]))) --at;
+    return "'" + printable(text_.substr(at), 24) + "'";
   }
 
   // Line and column of the `position`-th character (1-based), as nlohmann counts.

@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "harness/ranks/ranks.hpp"
+#include "harness/io/json_reader.hpp"
 #include "harness/io/strict_json.hpp"
 #include "reference/core/error.hpp"
 
@@ -16,12 +17,16 @@ namespace {
 
 using Status = WorldSizeResults::Status;
 
-// The value at `key` of object `o`, or an rcts::Error naming the source and the path.
+// The value at `key` of object `o`, or an rcts::Error naming the source, the path and the value.
 const nlohmann::json& member(const nlohmann::json& o, const char* key, const std::string& source,
                              const std::string& path) {
   if (!o.is_object() || !o.contains(key))
-    throw Error(source + ": " + (path.empty() ? "/" : path) + ": missing key '" + key + "' of an rcts-results document");
+    JsonReader(source, o, path).fail("missing key '" + std::string(key) + "' of an rcts-results document");
   return o.at(key);
+}
+// The same, read through the JSON reader for its typed reads (str(), integer(), number()).
+JsonReader field(const nlohmann::json& o, const char* key, const std::string& source, const std::string& path) {
+  return JsonReader(source, member(o, key, source, path), path + "/" + key);
 }
 
 std::string fixed(double v, int digits) {
@@ -71,29 +76,44 @@ WorldSizeResults results_from_json(const nlohmann::json& doc, const std::string&
                   std::to_string(kResultsSchemaVersion));
     WorldSizeResults w;
     const auto& h = member(doc, "header", source, "");
-    w.header.version = member(h, "version", source, "/header").get<std::string>();
-    w.header.git_sha = member(h, "git_sha", source, "/header").get<std::string>();
-    w.header.backend = member(h, "backend", source, "/header").get<std::string>();
-    w.header.ranks = member(h, "ranks", source, "/header").get<int>();
-    w.header.seed = member(h, "seed", source, "/header").get<uint64_t>();
-    if (w.header.ranks < 1) throw Error(source + ": /header/ranks = " + std::to_string(w.header.ranks) + ": not a world size");
+    w.header.version = field(h, "version", source, "/header").str();
+    w.header.git_sha = field(h, "git_sha", source, "/header").str();
+    w.header.backend = field(h, "backend", source, "/header").str();
+    const JsonReader ranks = field(h, "ranks", source, "/header");
+    if (ranks.json().is_number_integer() && ranks.json().get<int64_t>() < 1) ranks.fail("not a world size");
+    w.header.ranks = static_cast<int>(ranks.integer(1, 1 << 16));
+    const JsonReader seed = field(h, "seed", source, "/header");
+    if (!seed.json().is_number_unsigned()) seed.fail("expected a seed (an integer >= 0)");
+    w.header.seed = seed.json().get<uint64_t>();
     const auto& timing = member(doc, "timing", source, "");
-    w.header.started_at = member(timing, "started_at", source, "/timing").get<std::string>();
+    w.header.started_at = field(timing, "started_at", source, "/timing").str();
     const auto& cases = member(doc, "cases", source, "");
     const auto& times = member(timing, "cases", source, "/timing");
     if (!cases.is_array() || !times.is_array() || cases.size() != times.size())
       throw Error(source + ": /cases and /timing/cases must be arrays of one entry per case");
     for (size_t i = 0; i < cases.size(); ++i) {
-      CaseResult c = case_result_from_json(cases[i]);
+      const JsonReader one(source, cases[i], "/cases/" + std::to_string(i));
+      if (one.has("outcome")) try {
+          parse_outcome(one.at("outcome").str());
+        } catch (const Error&) {
+          one.at("outcome").fail("expected pass, fail, skip, xfail or error");
+        }
+      CaseResult c;
+      try {
+        c = case_result_from_json(cases[i]);
+      } catch (const std::exception&) {  // the entry's own shape, not the library's words
+        one.fail("not a case result (an object with a string id and outcome: pass, fail, skip, xfail or error)");
+      }
       c.backend = cases[i].value("backend", "");
-      c.seconds = member(times[i], "seconds", source, "/timing/cases/" + std::to_string(i)).get<double>();
+      c.seconds = field(times[i], "seconds", source, "/timing/cases/" + std::to_string(i)).number(0, 1e12);
       w.cases.push_back(std::move(c));
     }
     w.ranks = w.header.ranks;
     w.document = doc;
     return w;
-  } catch (const nlohmann::json::exception& e) {
-    throw Error(source + ": not a well-formed rcts-results document: " + e.what());
+  } catch (const nlohmann::json::exception& e) {  // a value the reads above leave unchecked
+    const std::string what = e.what();               // "[json.exception.type_error.302] type must be ..."
+    throw Error(source + ": not a well-formed rcts-results document: " + what.substr(what.find("] ") + 2));
   }
 }
 

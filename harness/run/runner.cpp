@@ -193,7 +193,7 @@ CaseResult run_case_on_this_rank(const Case& c, const RunOptions& o) {
       auto unsupported = check_supported(base_cfg);
       if (unsupported.empty())
         for (const auto& v : c.variants) {
-          auto more = check_supported(apply_overrides(base_cfg, v.patch, c.file.string()));
+          auto more = check_supported(apply_overrides(base_cfg, v.patch, c.file.string(), variant_config_path(c, v.name)));
           unsupported.insert(unsupported.end(), more.begin(), more.end());
         }
       if (!unsupported.empty()) {

@@ -119,13 +119,14 @@ std::string shown(const json& v) {
 
 struct Problems {
   const std::string& where;
+  const std::string& at;  // JSON pointer of the config object inside `where` ("/config" in a case file)
   std::vector<ConfigIssue> issues;
   std::vector<std::string> paths;  // JSON pointer of each issue
   std::string text;
 
   void add(const std::string& code, const std::string& path, const std::string& what, const json& value,
            const std::string& field = "") {
-    issues.push_back({code, (path.empty() ? "/" : path) + ": " + what + " (got " + shown(value) + ")",
+    issues.push_back({code, ((at + path).empty() ? std::string("/") : at + path) + ": " + what + " (got " + shown(value) + ")",
                       field.empty() ? std::vector<std::string>{} : std::vector<std::string>{field}});
     paths.push_back(path);
     line(where + ": " + issues.back().message);
@@ -249,8 +250,8 @@ template <class T> json to_value(const std::optional<T>& v) { return v ? to_valu
 
 }  // namespace
 
-Config config_from_json(const json& j, const std::string& where) {
-  Problems problems{where, {}, {}, {}};
+Config config_from_json(const json& j, const std::string& where, const std::string& at) {
+  Problems problems{where, at, {}, {}, {}};
   if (!j.is_object()) {
     problems.add("json.type", "", "expected a config object", j);
     problems.throw_if_any();
@@ -328,7 +329,7 @@ Config config_from_json(const json& j, const std::string& where) {
     }
     problems.issues.push_back(i);
     problems.paths.push_back(path);
-    problems.line(where + ": " + path + (value ? " = " + shown(*value) : std::string()) + ": " + i.message + " [" +
+    problems.line(where + ": " + at + path + (value ? " = " + shown(*value) : std::string()) + ": " + i.message + " [" +
                   i.code + "]");
   }
   problems.throw_if_any();
@@ -345,9 +346,9 @@ json config_to_json(const Config& c) {
   return j;
 }
 
-Config apply_overrides(const Config& base, const json& patch, const std::string& where) {
+Config apply_overrides(const Config& base, const json& patch, const std::string& where, const std::string& at) {
   if (!patch.is_object()) {
-    Problems p{where, {}, {}, {}};
+    Problems p{where, at, {}, {}, {}};
     p.add("json.type", "", "expected a config object to merge", patch);
     p.throw_if_any();
   }
@@ -366,7 +367,7 @@ Config apply_overrides(const Config& base, const json& patch, const std::string&
     }
     for (const auto& [k, v] : value.items()) j[key][k] = v;
   }
-  return config_from_json(j, where);
+  return config_from_json(j, where, at);
 }
 
 }  // namespace rcts

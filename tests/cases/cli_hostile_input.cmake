@@ -37,7 +37,7 @@ rcts_expect(memory_huge_number 2 "huge_number_config.json: /offload/link_latency
 rcts_expect(run_duplicate_key 2 "duplicate_key.json: /id: duplicate key \"id\"" run ${OUT}/duplicate_key.json)
 rcts_expect(memory_duplicate_key 2 "duplicate_key_config.json: /model/num_layers: duplicate key \"num_layers\""
             memory --config ${OUT}/duplicate_key_config.json)
-rcts_expect(run_invalid_utf8 2 "invalid_utf8.json: /description: invalid JSON \\(line 1, column [0-9]+\\): .*ill-formed UTF-8"
+rcts_expect(run_invalid_utf8 2 "invalid_utf8.json: /description = '[^']*\\\\x[0-9a-f][0-9a-f][^']*': invalid JSON \\(line 1, column [0-9]+\\): .*ill-formed UTF-8"
             run ${OUT}/invalid_utf8.json)
 rcts_expect(memory_config_directory 2 "dir: is a directory, not a config file" memory --config ${OUT}/dir)
 rcts_expect(block_config_directory 2 "dir: is a directory, not a config file" block --config ${OUT}/dir)

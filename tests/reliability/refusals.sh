@@ -1,0 +1,91 @@
+#!/usr/bin/env bash
+# The refusal sweep (issue 29, F18): one hostile input per refusal path of every input
+# rcts reads (case files, case directories, Megatron-LM arguments and files, expectation
+# files, results JSONs, dump manifests, option values). Each row of refusals.table says
+# the rcts arguments, the exit status, and the texts the message must hold: the file
+# (or the option), the field or JSON path, and the offending value. No row may crash,
+# abort, or leak a library's own words (std::stoll, json.exception).
+#   refusals.sh RCTS WORKDIR [ROW-NAME-GLOB]
+set -uo pipefail
+rcts=$(realpath "$1") work=$2 only=${3:-*}
+here=$(cd "$(dirname "$0")" && pwd)
+in=$here/refusals table=$here/refusals.table
+rm -rf "$work" && mkdir -p "$work" || exit 1
+w=$work/in
+mkdir -p "$w"
+
+# ---- inputs that are binary, large or derived from rcts's own outputs -----------------
+printf '{"id": "r.utf8", "description": "bad \xff\xfe bytes"}\n' > "$w/case_utf8.json"
+{ printf '{"id": "r.deep", "description": "x", "config": {"model": '
+  for _ in $(seq 100); do printf '['; done; for _ in $(seq 100); do printf ']'; done; printf '}}\n'; } > "$w/case_deep.json"
+truncate -s $(( (64 << 20) + 1 )) "$w/case_big.json"
+mkdir -p "$w/twins/a" "$w/twins/b"
+cp "$in/valid_tiny.json" "$w/twins/a/one.json" && cp "$in/valid_tiny.json" "$w/twins/b/two.json"
+# A results JSON and a dump of one small case; the outcome does not matter.
+"$rcts" run "$in/valid_tiny.json" --backend cpu --json "$w/results.json" --dump "$w/dump" > "$work/setup.log" 2>&1
+[[ -s $w/results.json ]] || { echo "setup: rcts run wrote no results JSON"; cat "$work/setup.log"; exit 1; }
+manifest=$(find "$w/dump" -name dump.json | head -1)
+[[ -n $manifest ]] || { echo "setup: rcts run --dump wrote no dump.json"; exit 1; }
+edit_json() {  # edit_json FROM TO PYTHON-STATEMENT: TO is FROM's JSON `d` after the statement
+  python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); exec(sys.argv[3]); json.dump(d, open(sys.argv[2], "w"))' \
+    "$1" "$2" "$3" || exit 1
+}
+spoil() { edit_json "$w/results.json" "$w/$1.json" "$2"; }  # spoil NAME STATEMENT
+spoil_dump() {  # spoil_dump NAME STATEMENT: a copy of the dump with dump.json edited
+  local d=$w/dumps/$1
+  mkdir -p "$d" && cp "$(dirname "$manifest")"/* "$d/" && edit_json "$manifest" "$d/dump.json" "$2"
+}
+spoil results_schema 'd["schema"] = "rcts-result"'
+spoil results_version 'd["schema_version"] = 99'
+spoil results_ranks 'd["header"]["ranks"] = "one"'
+spoil results_outcome 'd["cases"][0]["outcome"] = "maybe"'
+spoil results_no_cases 'del d["cases"]'
+spoil results_ranks_zero 'd["header"]["ranks"] = 0'
+spoil results_seed 'd["header"]["seed"] = -5'
+spoil_dump format 'd["format"] = "rcts-dumps"'
+spoil_dump version 'd["version"] = 7'
+spoil_dump unknown_key 'd["extra"] = 1'
+spoil_dump role 'd["run"]["role"] = "leader"'
+spoil_dump config 'd["config"]["model"]["hidden_size"] = -8'
+spoil_dump dtype 'd["parameters"][0]["dtype"] = "f16"'
+spoil_dump shape 'd["parameters"][0]["shape"] = [3, 5]'
+spoil_dump sha 'd["parameters"][0]["sha256"] = "0" * 64'
+spoil_dump file 'd["parameters"][0]["file"] = "../escape.npy"'
+spoil_dump steps 'd["steps"] = []'
+
+# ---- the sweep ----------------------------------------------------------------------
+bad_words='terminate called|Aborted|Segmentation fault|core dumped|json\.exception|what\(\)|\bstoll\b|\bstod\b|\bstoi\b|\bstoul\b'
+rows=0 failed=0
+sub() { local s=${1//@in/$in}; printf '%s' "${s//@w/$w}"; }
+while IFS= read -r line; do
+  [[ -z $line || $line == \#* ]] && continue
+  IFS='|' read -r name want args needles <<< "$line"
+  name=$(echo $name) want=$(echo $want)
+  [[ $name == $only ]] || continue
+  rows=$((rows + 1))
+  eval "argv=($(sub "$args"))"
+  out=$(cd "$work" && timeout 30 "$rcts" "${argv[@]}" 2>&1)
+  rc=$?
+  why=()
+  [[ $rc == "$want" ]] || why+=("exit $rc, want $want")
+  grep -Eq "$bad_words" <<< "$out" && why+=("a crash or a library's own message")
+  n=0
+  while IFS= read -r needle; do
+    needle=${needle#"${needle%%[![:space:]]*}"} needle=${needle%"${needle##*[![:space:]]}"}  # trim
+    [[ -z $needle ]] && continue
+    n=$((n + 1))
+    needle=$(sub "$needle")
+    grep -Fq -- "$needle" <<< "$out" || why+=("does not name: $needle")
+  done <<< "${needles//;;/$'\n'}"
+  ((n >= 2)) || why+=("the row lists $n texts; it needs the file or option, the path or field, the value")
+  if ((${#why[@]})); then
+    failed=$((failed + 1))
+    echo "FAIL $name: $(IFS=';'; echo "${why[*]}")"
+    echo "  rcts ${argv[*]}"
+    sed 's/^/  | /' <<< "$out" | head -12
+  else
+    echo "ok   $name"
+  fi
+done < "$table"
+echo "refusals: $rows rows, $failed failed"
+((rows > 0 && failed == 0))
