@@ -5,13 +5,13 @@
 #include <iomanip>
 #include <iostream>
 #include <map>
-#include <set>
 
 #include "harness/cli/commands.hpp"
 #include "harness/cli/json_outputs.hpp"
 #include "harness/io/provenance.hpp"
 #include "harness/io/version.hpp"
 #include "reference/config/validate.hpp"
+#include "reference/core/saved_bytes.hpp"
 
 namespace rcts::harness::cli {
 
@@ -61,9 +61,7 @@ int block_command(const std::string& config_file, Backend& backend, const RunLim
   for (auto b : r.saved_bytes_per_layer.at(0)) std::cout << b << ' ';
   std::cout << "\n  saved tensors of layer 0:\n";
   std::map<std::string, int64_t> per;
-  std::set<std::pair<uint64_t, int64_t>> seen;
-  for (const auto& s : r.saves)
-    if (s.key().rfind("layers.0.", 0) == 0 && !s.recompute && seen.insert({s.storage_id, s.offset}).second) per[s.key()] += s.bytes;
+  for (const SaveRecord* s : distinct_forward_saves(r.saves, "layers.0.")) per[s->key()] += s->bytes;
   const int64_t sbh = int64_t{m.seq_length} * m.micro_batch_size * m.hidden_size;
   for (const auto& [k, b] : per)
     std::cout << "    " << std::left << std::setw(44) << k << std::right << std::setw(12) << b << "  ("

@@ -4,13 +4,13 @@
 
 #include <cmath>
 #include <map>
-#include <set>
 #include <sstream>
 
 #include "harness/checks/check_kinds.hpp"
 #include "harness/checks/checks.hpp"
 #include "harness/cases/case_config.hpp"
 #include "reference/config/config_json.hpp"
+#include "reference/core/saved_bytes.hpp"
 #include "reference/memory_model/activation_memory.hpp"
 #include "reference/parallel/groups.hpp"
 #include "reference/recompute/plan.hpp"
@@ -160,10 +160,7 @@ json block_json(const Config& cfg, const RunRecord& r, const Backend& backend, d
   out["gradient_norms"] = norms;
   out["saved_bytes_per_layer"] = r.saved_bytes_per_layer.at(0);
   std::map<std::string, int64_t> per;
-  std::set<std::pair<uint64_t, int64_t>> seen;
-  for (const auto& s : r.saves)
-    if (s.key().rfind("layers.0.", 0) == 0 && !s.recompute && seen.insert({s.storage_id, s.offset}).second)
-      per[s.key()] += s.bytes;
+  for (const SaveRecord* s : distinct_forward_saves(r.saves, "layers.0.")) per[s->key()] += s->bytes;
   out["layer0_saved_bytes"] = per;
   out["device_peak_bytes"] = r.device_peak;
   out["workspace_peak_bytes"] = r.workspace_peak;
