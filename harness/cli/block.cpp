@@ -78,14 +78,14 @@ class BlockCommand : public Command {
     sub->add_option("--config", config_file_, "config JSON (default: a small built-in config)");
     sub->add_flag("--json", json_, "print JSON (docs/json-report.md)");
     add_backend(sub, shared.backend_name, "cpu");
-    add_limits(sub, shared.opt.limits);
+    add_limits(sub, shared.opt.scope.limits);
   }
   BackendNeed backend_need() const override { return BackendNeed::one; }
   bool needs_cases() const override { return false; }
   std::string activity() const override {
     return "running the block on " + (config_file_.empty() ? std::string("the default config") : config_file_);
   }
-  int run(Session& s) override { return block_command(config_file_, *s.backend, s.opt.limits, json_); }
+  int run(Session& s) override { return block_command(config_file_, *s.backend, s.opt.scope.limits, json_); }
 
  private:
   std::string config_file_;

@@ -21,7 +21,7 @@ class ListCommand : public Command {
   }
 
   int run(Session& s) override {
-    const std::string& filter = s.opt.filter;
+    const std::string& filter = s.opt.scope.filter;
     if (tsv_) {
       for (const auto& c : s.cases)
         if (filter.empty() || glob_match(filter, c.id)) std::cout << case_tsv_line(c) << "\n";

@@ -42,7 +42,7 @@ bool contains(const std::vector<std::string>& v, const std::string& s) {
   return std::find(v.begin(), v.end(), s) != v.end();
 }
 
-// Writes one run of case c as a format-1 dump under options.dump_dir.
+// Writes one run of case c as a format-1 dump under options.sinks.dump_dir.
 void dump_record(const Case& c, const RunRecord& r, const std::string& run, const std::string& role,
                  const std::string& of_variant, const RunOptions& o) {
   DumpMeta meta;
@@ -51,13 +51,14 @@ void dump_record(const Case& c, const RunRecord& r, const std::string& run, cons
   meta.run = run;
   meta.role = role;
   meta.of_variant = of_variant;
-  meta.world_rank = o.world ? o.world->rank() : 0;
-  meta.world_size = o.world ? o.world->size() : 1;
+  meta.world_rank = o.scope.world ? o.scope.world->rank() : 0;
+  meta.world_size = o.scope.world ? o.scope.world->size() : 1;
   meta.version = std::string(kVersion) + " (" + kGitSha + ")";
   try {
-    write_dump(dump_dir_of(*o.dump_dir, c.id, r.backend, run, meta.world_rank), meta, r);
+    write_dump(dump_dir_of(*o.sinks.dump_dir, c.id, r.backend, run, meta.world_rank), meta, r);
   } catch (const std::exception& e) {
-    if (o.dump_failure && o.dump_failure->empty()) *o.dump_failure = "case " + c.id + ", run '" + run + "': " + e.what();
+    if (o.sinks.dump_failure && o.sinks.dump_failure->empty())
+      *o.sinks.dump_failure = "case " + c.id + ", run '" + run + "': " + e.what();
     throw;
   }
 }
@@ -72,28 +73,28 @@ struct RankContext {
 
 RankContext rank_context(const Config& cfg, const Case& c, const RunOptions& o) {
   RankContext rc;
-  if (!o.world || o.world->size() == 1) {
+  if (!o.scope.world || o.scope.world->size() == 1) {
     rc.coords = c.seed_ranks;
     return rc;
   }
   const auto& p = cfg.parallel;
-  rc.layout = make_layout(o.world->size(), p.tensor_model_parallel_size, p.expert_model_parallel_size,
+  rc.layout = make_layout(o.scope.world->size(), p.tensor_model_parallel_size, p.expert_model_parallel_size,
                           p.expert_tensor_parallel_size, p.pipeline_model_parallel_size);
-  if (!o.records || o.reference)  // dumps need no communication, rcts's reference runs do
-    rc.groups.emplace(make_groups(o.device_world ? *o.device_world : *o.world, rc.layout));
-  rc.coords = coords_of(rc.layout, o.world->rank());
+  if (!o.scope.records || o.scope.reference)  // dumps need no communication, rcts's reference runs do
+    rc.groups.emplace(make_groups(o.scope.device_world ? *o.scope.device_world : *o.scope.world, rc.layout));
+  rc.coords = coords_of(rc.layout, o.scope.world->rank());
   return rc;
 }
 
 RunRecord run_config(const Config& cfg, const RankContext& rc, const RunOptions& o) {
-  RCTS_CHECK(o.backend, "run options name no backend");
+  RCTS_CHECK(o.scope.backend, "run options name no backend");
   // The MPI communicator moves host bytes; device memory needs the backend's device world.
-  RCTS_CHECK(!rc.groups || o.device_world || o.backend->memory().host_accessible(Domain::device),
-             "backend '" + o.backend->name() + "' keeps tensors in device memory, which the host communicator cannot "
+  RCTS_CHECK(!rc.groups || o.scope.device_world || o.scope.backend->memory().host_accessible(Domain::device),
+             "backend '" + o.scope.backend->name() + "' keeps tensors in device memory, which the host communicator cannot "
              "move, and has no device communicator");
   ExecuteOptions eo;
-  eo.record_all = o.dump_dir.has_value() || o.reference.has_value();
-  RunRecord r = execute(cfg, *o.backend, rc.coords, rc.groups ? &*rc.groups : nullptr, eo);
+  eo.record_all = o.sinks.dump_dir.has_value() || o.scope.reference.has_value();
+  RunRecord r = execute(cfg, *o.scope.backend, rc.coords, rc.groups ? &*rc.groups : nullptr, eo);
   if (auto why = device_pool_disagreement(r)) throw Error(*why);
   return r;
 }
@@ -101,7 +102,7 @@ RunRecord run_config(const Config& cfg, const RankContext& rc, const RunOptions&
 // run_config after the resource estimate: a config over the limits never starts.
 RunRecord run_within_limits(const Config& cfg, const RankContext& rc, const Case& c, const std::string& label,
                             const RunOptions& o) {
-  check_run_limits(cfg, "case " + c.id + " (" + label + ")", o.limits);
+  check_run_limits(cfg, "case " + c.id + " (" + label + ")", o.scope.limits);
   return run_config(cfg, rc, o);
 }
 
@@ -111,14 +112,14 @@ RunRecord run_within_limits(const Config& cfg, const RankContext& rc, const Case
 RunRecord obtain(const Config& cfg, const RankContext& rc, const Case& c, const std::string& run,
                  const std::string& label, const std::string& of_variant, const RunOptions& o,
                  std::vector<CheckResult>& checks) {
-  if (o.records) {
-    RunRecord r = o.records->record(c, run, cfg, rc.coords);
-    if (o.reference)
-      checks.push_back(compare_with_reference(run_within_limits(cfg, rc, c, label, o), r, *o.reference, label));
+  if (o.scope.records) {
+    RunRecord r = o.scope.records->record(c, run, cfg, rc.coords);
+    if (o.scope.reference)
+      checks.push_back(compare_with_reference(run_within_limits(cfg, rc, c, label, o), r, *o.scope.reference, label));
     return r;
   }
   RunRecord r = run_within_limits(cfg, rc, c, label, o);
-  if (o.dump_dir)
+  if (o.sinks.dump_dir)
     dump_record(c, r, run, run == "baseline" ? "baseline" : of_variant.empty() ? "variant" : "rerun", of_variant, o);
   return r;
 }
@@ -132,7 +133,7 @@ Outcome combine(const std::vector<CheckResult>& checks) {
 // What the checks see of the options: the world, the backend the runs executed on
 // (none when they come from dumps) and where golden files are.
 CheckEnv check_env(const RunOptions& o) {
-  return {o.world, o.records ? nullptr : o.backend, o.golden_dir, o.collect_goldens};
+  return {o.scope.world, o.scope.records ? nullptr : o.scope.backend, o.scope.golden_dir, o.sinks.collect_goldens};
 }
 
 }  // namespace
@@ -141,14 +142,14 @@ CaseResult run_case_on_this_rank(const Case& c, const RunOptions& o);
 
 CaseResult run_case(const Case& c, const RunOptions& o) {
   CaseResult r = [&] {
-    if (!o.world || o.world->size() == 1) return run_case_on_this_rank(c, o);
-    if (!o.agreement) return merge_across_ranks(run_case_on_this_rank(c, o), *o.world);
+    if (!o.scope.world || o.scope.world->size() == 1) return run_case_on_this_rank(c, o);
+    if (!o.scope.agreement) return merge_across_ranks(run_case_on_this_rank(c, o), *o.scope.world);
     // Every rank checks that all ranks can run the same case before any collective.
     if (auto refused = agree_before_case(c, o)) return *refused;
     return agree_after_case(run_case_on_this_rank(c, o), o);
   }();
-  r.backend = o.backend ? o.backend->name() : "";
-  if (o.report) o.report->finish_case(c, r);
+  r.backend = o.scope.backend ? o.scope.backend->name() : "";
+  if (o.sinks.report) o.sinks.report->finish_case(c, r);
   return r;
 }
 
@@ -161,19 +162,19 @@ CaseResult run_case_on_this_rank(const Case& c, const RunOptions& o) {
     res.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     return res;
   };
-  RCTS_CHECK(o.backend || o.records, "run options name no backend");
-  if (!o.records && !case_runs_on(c, *o.backend)) {
+  RCTS_CHECK(o.scope.backend || o.scope.records, "run options name no backend");
+  if (!o.scope.records && !case_runs_on(c, *o.scope.backend)) {
     std::string listed;
     for (const auto& b : c.backends) listed += (listed.empty() ? "" : ", ") + b;
     res.outcome = Outcome::skip;
-    res.reason = "case runs on " + listed + ", not on '" + o.backend->name() + "'";
+    res.reason = "case runs on " + listed + ", not on '" + o.scope.backend->name() + "'";
     return finish();
   }
-  if (std::find(c.ranks.begin(), c.ranks.end(), o.world_size) == c.ranks.end()) {
+  if (std::find(c.ranks.begin(), c.ranks.end(), o.scope.world_size) == c.ranks.end()) {
     std::string r;
     for (int n : c.ranks) r += (r.empty() ? "" : ", ") + std::to_string(n);
     res.outcome = Outcome::skip;
-    res.reason = "needs " + r + " ranks, this run has " + std::to_string(o.world_size);
+    res.reason = "needs " + r + " ranks, this run has " + std::to_string(o.scope.world_size);
     return finish();
   }
   // Each failing run's first divergence, for a reason that leads with the cause.
@@ -203,11 +204,12 @@ CaseResult run_case_on_this_rank(const Case& c, const RunOptions& o) {
       }
       const RankContext base_rc = rank_context(base_cfg, c, o);
       const RunRecord base = obtain(base_cfg, base_rc, c, "baseline", "baseline", "", o, res.checks);
-      if (o.report) o.report->add_run(base, "baseline");
-      const bool multi = o.world && o.world->size() > 1;
-      if (o.world && o.world->rank() == o.test_throw_on_rank) throw Error("injected failure (RCTS_TEST_THROW_ON_RANK)");
+      if (o.sinks.report) o.sinks.report->add_run(base, "baseline");
+      const bool multi = o.scope.world && o.scope.world->size() > 1;
+      if (o.scope.world && o.scope.world->rank() == o.hooks.test_throw_on_rank)
+        throw Error("injected failure (RCTS_TEST_THROW_ON_RANK)");
       CheckContext x{c, env, multi, base, base_rc.layout, nullptr, nullptr, nullptr, {}};
-      if (o.golden_only) {
+      if (o.scope.golden_only) {
         if (const CheckKind* g = find_check_kind("golden"); g->requested(c.expect)) g->on_case_end(x, res.checks);
         res.outcome = combine(res.checks);
         return finish();
@@ -221,7 +223,7 @@ CaseResult run_case_on_this_rank(const Case& c, const RunOptions& o) {
         const Config vcfg = case_config(c, &v);
         const RankContext vrc = rank_context(vcfg, c, o);
         const RunRecord run = obtain(vcfg, vrc, c, v.name, "variant '" + v.name + "'", "", o, res.checks);
-        if (o.report) o.report->add_run(run, v.name);
+        if (o.sinks.report) o.sinks.report->add_run(run, v.name);
         CheckContext vx = x;
         vx.variant = &v;
         vx.run = &run;
@@ -283,27 +285,28 @@ Communicator* BackendPool::device_world(const std::string& name, Communicator& h
 }
 
 std::vector<CaseResult> run_cases(const std::vector<Case>& cases, const RunOptions& o, std::ostream* progress) {
-  const std::vector<const Case*> selected = select_cases(cases, o.filter);
+  const std::vector<const Case*> selected = select_cases(cases, o.scope.filter);
   agree_on_case_list(selected, o);
   // (case, backend) pairs: the given backend, or every backend each case lists.
   std::vector<std::pair<const Case*, std::string>> runs;
   for (const Case* c : selected) {
-    if (o.backend || !o.pool) runs.emplace_back(c, "");
+    if (o.scope.backend || !o.scope.pool) runs.emplace_back(c, "");
     else
       for (const auto& b : c->backends) runs.emplace_back(c, b);
   }
   std::vector<CaseResult> results;
   int i = 0;
-  if (o.meter) o.meter->begin(static_cast<int>(runs.size()));
+  if (o.sinks.meter) o.sinks.meter->begin(static_cast<int>(runs.size()));
   for (const auto& [c, name] : runs) {
     if (name.empty()) {
       results.push_back(run_case(*c, o));
     } else {
       std::string why;
       RunOptions on = o;
-      on.backend = o.pool->get(name, why);
-      if (on.backend && o.world && o.world->size() > 1) on.device_world = o.pool->device_world(name, *o.world);
-      if (on.backend) {
+      on.scope.backend = o.scope.pool->get(name, why);
+      if (on.scope.backend && o.scope.world && o.scope.world->size() > 1)
+        on.scope.device_world = o.scope.pool->device_world(name, *o.scope.world);
+      if (on.scope.backend) {
         results.push_back(run_case(*c, on));
       } else {
         CaseResult skip;
@@ -330,7 +333,7 @@ std::vector<CaseResult> run_cases(const std::vector<Case>& cases, const RunOptio
       }
       progress->flush();
     }
-    if (o.meter) o.meter->case_done(static_cast<int>(results.size()));
+    if (o.sinks.meter) o.sinks.meter->case_done(static_cast<int>(results.size()));
   }
   return results;
 }
@@ -339,8 +342,8 @@ RunHeader make_header(const RunOptions& o) {
   RunHeader h;
   h.version = kVersion;
   h.git_sha = run_git_sha();
-  h.backend = o.backend ? o.backend->name() : "the backends each case lists";
-  h.ranks = o.world_size;
+  h.backend = o.scope.backend ? o.scope.backend->name() : "the backends each case lists";
+  h.ranks = o.scope.world_size;
   const std::time_t now = std::time(nullptr);
   std::ostringstream os;
   os << std::put_time(std::gmtime(&now), "%Y-%m-%dT%H:%M:%SZ");
@@ -356,7 +359,7 @@ std::vector<MutantResult> run_mutants(const std::vector<Case>& cases, const RunO
       throw Error("no mutant named '" + name + "' (`rcts mutants --list` names them)");
   }
   // Only cases that pass cleanly can kill a mutant.
-  std::vector<const Case*> selected = select_cases(cases, o.filter), clean;
+  std::vector<const Case*> selected = select_cases(cases, o.scope.filter), clean;
   agree_on_case_list(selected, o);
   for (const Case* c : selected)
     if (run_case(*c, o).outcome == Outcome::pass) clean.push_back(c);
@@ -364,7 +367,7 @@ std::vector<MutantResult> run_mutants(const std::vector<Case>& cases, const RunO
   std::vector<MutantResult> results;
   for (const auto& f : all_faults()) {
     if (!only.empty() && !contains(only, std::string(f.name))) continue;
-    if (f.min_ranks > o.world_size) {
+    if (f.min_ranks > o.scope.world_size) {
       out << "n/a      " << std::left << std::setw(32) << f.name << std::right << "  needs " << f.min_ranks
           << "+ ranks: run `mpirun -np " << f.min_ranks << " rcts mutants`\n";
       continue;
