@@ -5,7 +5,6 @@
 #include <ctime>
 #include <fstream>
 #include <iomanip>
-#include <map>
 #include <new>
 #include <ostream>
 #include <sstream>
@@ -30,7 +29,6 @@
 #include "reference/config/config_json.hpp"
 #include "reference/config/validate.hpp"
 #include "reference/core/faults.hpp"
-#include "reference/memory_model/activation_memory.hpp"
 
 namespace rcts::harness {
 
@@ -392,108 +390,6 @@ std::vector<MutantResult> run_mutants(const std::vector<Case>& cases, const RunO
     results.push_back(std::move(m));
   }
   return results;
-}
-
-std::string explain_case(const Case& c, Backend& backend, const RunLimits& limits) {
-  std::ostringstream os;
-  os << "case " << c.id << "  (" << c.file.string() << ")\n  " << c.description << "\n";
-  os << "  ranks: ";
-  for (size_t i = 0; i < c.ranks.size(); ++i) os << (i ? ", " : "") << c.ranks[i];
-  os << "   backends: ";
-  for (size_t i = 0; i < c.backends.size(); ++i) os << (i ? ", " : "") << c.backends[i];
-  os << "\n";
-  if (c.expect.config_error) {
-    os << "  expects the config to be rejected with '" << *c.expect.config_error << "'\n";
-    return os.str();
-  }
-  auto describe = [&](const std::string& label, const Config& cfg) {
-    const auto& m = cfg.model;
-    const auto& r = cfg.recompute;
-    os << "\n  [" << label << "]\n";
-    os << "    model: L=" << m.num_layers << " h=" << m.hidden_size << " a=" << m.num_attention_heads << " s=" << m.seq_length
-       << " b=" << m.micro_batch_size << " ffn=" << m.ffn_hidden_size << " " << m.activation << " "
-       << dtype_name(m.activation_dtype) << " dropout attn=" << m.attention_dropout << " hidden=" << m.hidden_dropout
-       << "\n";
-    if (m.multi_latent_attention)
-      os << "    mla (design §14): q_lora_rank=" << m.q_lora_rank << " kv_lora_rank=" << m.kv_lora_rank
-         << " qk_head_dim=" << m.qk_head_dim << " qk_pos_emb_head_dim=" << m.qk_pos_emb_head_dim
-         << " v_head_dim=" << m.v_head_dim << " rotary_base=" << m.rotary_base << "\n";
-    if (m.gated_delta_net) {
-      os << "    layers (G = gated delta net, A = attention; design §15):";
-      for (int i = 0; i < m.num_layers; ++i) os << (cfg.gdn_layer(i) ? " G" : " A");
-      os << "\n    gdn: key heads=" << m.linear_num_key_heads << " dk=" << m.linear_key_head_dim
-         << " value heads=" << m.linear_num_value_heads << " dv=" << m.linear_value_head_dim
-         << " conv=" << m.linear_conv_kernel_dim << "\n";
-    }
-    os << "    run: seed=" << cfg.run.seed << " steps=" << cfg.run.steps << " micro_batches=" << cfg.run.micro_batches
-       << (cfg.run.training ? " training" : " eval") << "\n";
-    os << "    recompute: " << r.recompute_granularity.value_or("none");
-    if (r.recompute_method) os << " method=" << *r.recompute_method;
-    if (r.recompute_num_layers) os << " num_layers=" << *r.recompute_num_layers;
-    if (r.recompute_granularity == "selective") {
-      os << " modules=[";
-      for (size_t i = 0; i < r.recompute_modules.size(); ++i) os << (i ? ", " : "") << r.recompute_modules[i];
-      os << "]";
-    }
-    os << "\n    plan (segments, * = checkpointed): " << plan_str(recompute_plan(cfg)) << "\n";
-    if (cfg.offload.fine_grained_activation_offloading || cfg.offload.cpu_offloading) {
-      // A dry run (warmup + one offloading micro-batch) lists what each group moves.
-      Config dry = cfg;
-      dry.run.steps = 1;
-      dry.run.micro_batches = 2;
-      check_run_limits(dry, "case " + c.id + " (" + label + ", dry run for the offload plan)", limits);
-      const RunRecord r = execute(dry, backend, c.seed_ranks);
-      os << "    offload (threshold " << cfg.offload.min_offloaded_tensor_size << " elements; margin groups:";
-      for (const auto& g : r.offload->margin_groups) os << ' ' << g;
-      os << "):\n";
-      std::map<std::string, std::vector<std::string>> by_group;
-      for (const auto& t : r.offload->tensors)
-        by_group[t.group].push_back(t.tensor + " (" + std::to_string(t.numel) + ")" +
-                                    (t.offloaded ? "" : " kept: " + t.kept_because));
-      for (const auto& [g, list] : by_group) {
-        os << "      " << g << ":";
-        for (const auto& t : list) os << "\n        " << t;
-        os << "\n";
-      }
-    } else {
-      os << "    offloaded modules: none\n";
-    }
-    if (cfg.model.num_moe_experts > 0) {
-      os << "    expected saved bytes: the analytic model covers dense layers only\n";
-      return;
-    }
-    const auto st = stage_memory(cfg);
-    os << "    expected saved bytes per layer:";
-    for (auto b : st.per_layer_bytes()) os << ' ' << b;
-    os << "  (total " << st.stored_bytes << ", backward peak " << st.peak_backward_bytes << ")\n";
-  };
-  const Config base = case_config(c, nullptr);
-  os << "  seeds (design §5) for tp_rank " << c.seed_ranks.tp << ", ep_rank " << c.seed_ranks.ep << ", etp_rank "
-     << c.seed_ranks.etp << ": device-default=" << base.run.seed
-     << " model-parallel-rng=" << expected_stream_seed("model-parallel-rng", base.run.seed, c.seed_ranks)
-     << " expert-parallel-rng=" << expected_stream_seed("expert-parallel-rng", base.run.seed, c.seed_ranks) << "\n";
-  const auto& par = base.parallel;
-  if (par.tensor_model_parallel_size > 1 || par.expert_model_parallel_size > 1 || par.expert_tensor_parallel_size > 1 ||
-      c.ranks != std::vector<int>{1}) {
-    for (int w : c.ranks) {
-      if (w == 1) continue;
-      try {
-        os << "\n  process groups at " << w << " ranks (rank order tp-cp-ep-dp-pp, design §8):\n"
-           << rcts::describe(make_layout(w, par.tensor_model_parallel_size, par.expert_model_parallel_size,
-                                   par.expert_tensor_parallel_size, par.pipeline_model_parallel_size));
-      } catch (const std::exception& e) {
-        os << "    " << e.what() << "\n";
-      }
-    }
-  }
-  describe("baseline", base);
-  for (const auto& v : c.variants) describe("variant " + v.name, case_config(c, &v));
-  os << "\n  checks (case level; a variant may add its own):\n";
-  for (const CheckKind* k : requested_kinds(c.expect)) os << "    " << k->name << ": " << k->summary << "\n";
-  for (const auto& v : c.variants)
-    for (const CheckKind* k : requested_kinds(v.expect))
-      if (!k->requested(c.expect)) os << "    " << k->name << " (variant " << v.name << "): " << k->summary << "\n";
-  return os.str();
 }
 
 }  // namespace rcts::harness

@@ -1,6 +1,6 @@
 // The case runner: loads cases, runs the baseline and every variant of a case,
 // applies its checks, and reports (progress line per case, summary table, JSON,
-// JUnit). Also the mutant sweep, golden regeneration, `explain` and `--dump`.
+// JUnit). Also the mutant sweep, golden regeneration and `--dump`.
 #pragma once
 #include <filesystem>
 #include <iosfwd>
@@ -128,9 +128,5 @@ std::vector<MutantResult> run_mutants(const std::vector<Case>& cases, const RunO
 // and returns 1 when a golden file would change. Throws rcts::Error when no case
 // matches the selection or a write fails.
 int regen_golden(const std::vector<Case>& cases, const RunOptions& options, std::ostream& out, bool check_only = false);
-
-// The plan of a case: configs, chunks, recomputed modules, expected bytes, seeds.
-// Offload plans come from a short dry run on `backend`, checked against `limits` first.
-std::string explain_case(const Case& c, Backend& backend, const RunLimits& limits = {});
 
 }  // namespace rcts::harness
