@@ -1,5 +1,7 @@
 // Dump format 1: the writer (RunRecord -> dump.json + .npy) and the strict reader
 // (dump -> RunRecord). docs/dump-format.md is the specification; keep them in step.
+// Over 400 lines on purpose: the writer and the reader of each field sit in one file
+// so a field cannot change on one side only.
 #include "harness/dumps/dump_v1.hpp"
 
 #include <algorithm>

@@ -151,102 +151,101 @@ CaseResult run_case(const Case& c, const RunOptions& o) {
   return r;
 }
 
-CaseResult run_case_on_this_rank(const Case& c, const RunOptions& o) {
-  CaseResult res;
-  res.id = c.id;
-  res.file = c.file.string();
-  const auto t0 = std::chrono::steady_clock::now();
-  auto finish = [&]() -> CaseResult {
-    res.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    return res;
-  };
-  RCTS_CHECK(o.scope.backend || o.scope.records, "run options name no backend");
+namespace {
+
+using Firsts = std::vector<std::pair<std::string, Divergence>>;
+
+// Why the case does not run here (it lists other backends or other world sizes).
+std::optional<std::string> skip_reason(const Case& c, const RunOptions& o) {
   if (!o.scope.records && !case_runs_on(c, *o.scope.backend)) {
     std::string listed;
     for (const auto& b : c.backends) listed += (listed.empty() ? "" : ", ") + b;
-    res.outcome = Outcome::skip;
-    res.reason = "case runs on " + listed + ", not on '" + o.scope.backend->name() + "'";
-    return finish();
+    return "case runs on " + listed + ", not on '" + o.scope.backend->name() + "'";
   }
   if (std::find(c.ranks.begin(), c.ranks.end(), o.scope.world_size) == c.ranks.end()) {
     std::string r;
     for (int n : c.ranks) r += (r.empty() ? "" : ", ") + std::to_string(n);
-    res.outcome = Outcome::skip;
-    res.reason = "needs " + r + " ranks, this run has " + std::to_string(o.scope.world_size);
-    return finish();
+    return "needs " + r + " ranks, this run has " + std::to_string(o.scope.world_size);
   }
-  // Each failing run's first divergence, for a reason that leads with the cause.
-  std::vector<std::pair<std::string, Divergence>> firsts;
-  const CheckEnv env = check_env(o);
-  try {
-    const auto kinds = requested_kinds(c.expect);
-    if (c.expect.config_error) {
-      // Judged on the config alone: nothing runs.
-      static const RunRecord nothing;
-      static const GroupLayout one_rank;
-      const CheckContext x{c, env, false, nothing, one_rank, nullptr, nullptr, nullptr, {}};
-      for (const CheckKind* k : kinds)
-        if (k->runs_without_execution) k->on_case_end(x, res.checks);
-    } else {
-      Config base_cfg = case_config(c, nullptr);
-      auto unsupported = check_supported(base_cfg);
-      if (unsupported.empty())
-        for (const auto& v : c.variants) {
-          auto more = check_supported(apply_overrides(base_cfg, v.patch, c.file.string()));
-          unsupported.insert(unsupported.end(), more.begin(), more.end());
-        }
-      if (!unsupported.empty()) {
-        res.outcome = Outcome::skip;
-        res.reason = "not implemented yet: " + unsupported.front().message;
-        return finish();
-      }
-      const RankContext base_rc = rank_context(base_cfg, c, o);
-      const RunRecord base = obtain(base_cfg, base_rc, c, "baseline", "baseline", "", o, res.checks);
-      if (o.sinks.report) o.sinks.report->add_run(base, "baseline");
-      const bool multi = o.scope.world && o.scope.world->size() > 1;
-      if (o.scope.world && o.scope.world->rank() == o.hooks.test_throw_on_rank)
-        throw Error("injected failure (RCTS_TEST_THROW_ON_RANK)");
-      CheckContext x{c, env, multi, base, base_rc.layout, nullptr, nullptr, nullptr, {}};
-      if (o.scope.golden_only) {
-        if (const CheckKind* g = find_check_kind("golden"); g->requested(c.expect)) g->on_case_end(x, res.checks);
-        res.outcome = combine(res.checks);
-        return finish();
-      }
-      // Registry order: every kind the case asks for, on the baseline, then on each
-      // variant (when the case or the variant asks), then once at the end.
-      for (const CheckKind* k : kinds)
-        if (k->on_baseline) run_check_pass(*k, k->on_baseline, x, res.checks);
-      place_failures(base, base, "baseline", res.checks, 0, firsts);
-      for (const auto& v : c.variants) {
-        const Config vcfg = case_config(c, &v);
-        const RankContext vrc = rank_context(vcfg, c, o);
-        const RunRecord run = obtain(vcfg, vrc, c, v.name, "variant '" + v.name + "'", "", o, res.checks);
-        if (o.sinks.report) o.sinks.report->add_run(run, v.name);
-        CheckContext vx = x;
-        vx.variant = &v;
-        vx.run = &run;
-        vx.layout = &vrc.layout;
-        vx.rerun = [&](const Config& cfg, const std::string& label) {
-          return obtain(cfg, vrc, c, label, label, v.name, o, res.checks);
-        };
-        const size_t before = res.checks.size();
-        for (const auto& k : check_kinds())
-          if (k.on_variant && (k.requested(c.expect) || k.requested(v.expect))) run_check_pass(k, k.on_variant, vx, res.checks);
-        place_failures(base, run, v.name, res.checks, before, firsts);
-      }
-      for (const CheckKind* k : kinds)
-        if (k->on_case_end) run_check_pass(*k, k->on_case_end, x, res.checks);
+  return std::nullopt;
+}
+
+// What rcts does not implement of the baseline or a variant, or nothing.
+std::optional<std::string> unsupported_reason(const Case& c, const Config& base_cfg) {
+  auto unsupported = check_supported(base_cfg);
+  if (unsupported.empty())
+    for (const auto& v : c.variants) {
+      auto more = check_supported(apply_overrides(base_cfg, v.patch, c.file.string()));
+      unsupported.insert(unsupported.end(), more.begin(), more.end());
     }
-    res.outcome = combine(res.checks);
-  } catch (const std::bad_alloc&) {
-    // The estimate let it through, yet an allocation failed: this case errors, the
-    // run goes on with the others.
-    res.outcome = Outcome::error;
-    res.reason = "case " + c.id + " (" + c.file.string() + "): out of memory (std::bad_alloc) while running it";
-  } catch (const std::exception& e) {
-    res.outcome = Outcome::error;
-    res.reason = e.what();
+  if (unsupported.empty()) return std::nullopt;
+  return "not implemented yet: " + unsupported.front().message;
+}
+
+// Runs the case's baseline and variants and their checks into res.checks, noting each
+// failing run's first divergence in `firsts`. True when res is final as it stands (a
+// skip for what is not implemented, or a --golden-only run).
+bool run_and_check(const Case& c, const RunOptions& o, CaseResult& res, Firsts& firsts) {
+  const CheckEnv env = check_env(o);
+  const auto kinds = requested_kinds(c.expect);
+  if (c.expect.config_error) {
+    // Judged on the config alone: nothing runs.
+    static const RunRecord nothing;
+    static const GroupLayout one_rank;
+    const CheckContext x{c, env, false, nothing, one_rank, nullptr, nullptr, nullptr, {}};
+    for (const CheckKind* k : kinds)
+      if (k->runs_without_execution) k->on_case_end(x, res.checks);
+    return false;
   }
+  Config base_cfg = case_config(c, nullptr);
+  if (auto why = unsupported_reason(c, base_cfg)) {
+    res.outcome = Outcome::skip;
+    res.reason = *why;
+    return true;
+  }
+  const RankContext base_rc = rank_context(base_cfg, c, o);
+  const RunRecord base = obtain(base_cfg, base_rc, c, "baseline", "baseline", "", o, res.checks);
+  if (o.sinks.report) o.sinks.report->add_run(base, "baseline");
+  const bool multi = o.scope.world && o.scope.world->size() > 1;
+  if (o.scope.world && o.scope.world->rank() == o.hooks.test_throw_on_rank)
+    throw Error("injected failure (RCTS_TEST_THROW_ON_RANK)");
+  CheckContext x{c, env, multi, base, base_rc.layout, nullptr, nullptr, nullptr, {}};
+  if (o.scope.golden_only) {
+    if (const CheckKind* g = find_check_kind("golden"); g->requested(c.expect)) g->on_case_end(x, res.checks);
+    res.outcome = combine(res.checks);
+    return true;
+  }
+  // Registry order: every kind the case asks for, on the baseline, then on each
+  // variant (when the case or the variant asks), then once at the end.
+  for (const CheckKind* k : kinds)
+    if (k->on_baseline) run_check_pass(*k, k->on_baseline, x, res.checks);
+  place_failures(base, base, "baseline", res.checks, 0, firsts);
+  for (const auto& v : c.variants) {
+    const Config vcfg = case_config(c, &v);
+    const RankContext vrc = rank_context(vcfg, c, o);
+    const RunRecord run = obtain(vcfg, vrc, c, v.name, "variant '" + v.name + "'", "", o, res.checks);
+    if (o.sinks.report) o.sinks.report->add_run(run, v.name);
+    CheckContext vx = x;
+    vx.variant = &v;
+    vx.run = &run;
+    vx.layout = &vrc.layout;
+    vx.rerun = [&](const Config& cfg, const std::string& label) {
+      return obtain(cfg, vrc, c, label, label, v.name, o, res.checks);
+    };
+    const size_t before = res.checks.size();
+    for (const auto& k : check_kinds())
+      if (k.on_variant && (k.requested(c.expect) || k.requested(v.expect)))
+        run_check_pass(k, k.on_variant, vx, res.checks);
+    place_failures(base, run, v.name, res.checks, before, firsts);
+  }
+  for (const CheckKind* k : kinds)
+    if (k->on_case_end) run_check_pass(*k, k->on_case_end, x, res.checks);
+  return false;
+}
+
+// The verdict after the checks: a case that checks nothing errors; a failure leads
+// with its cause; an xfail case turns failures into xfail and a pass into a failure.
+void settle_outcome(const Case& c, const Firsts& firsts, CaseResult& res) {
   if (res.checks.empty() && res.outcome == Outcome::pass) {
     res.outcome = Outcome::error;
     res.reason = "the case checks nothing: add an 'expect' entry";
@@ -261,6 +260,39 @@ CaseResult run_case_on_this_rank(const Case& c, const RunOptions& o) {
     res.outcome = Outcome::fail;
     res.reason = "unexpected pass: the case is listed as expected to fail (" + *c.xfail + ")";
   }
+}
+
+}  // namespace
+
+CaseResult run_case_on_this_rank(const Case& c, const RunOptions& o) {
+  CaseResult res;
+  res.id = c.id;
+  res.file = c.file.string();
+  const auto t0 = std::chrono::steady_clock::now();
+  auto finish = [&]() -> CaseResult {
+    res.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    return res;
+  };
+  RCTS_CHECK(o.scope.backend || o.scope.records, "run options name no backend");
+  if (auto why = skip_reason(c, o)) {
+    res.outcome = Outcome::skip;
+    res.reason = *why;
+    return finish();
+  }
+  Firsts firsts;  // each failing run's first divergence, for a reason that leads with the cause
+  try {
+    if (run_and_check(c, o, res, firsts)) return finish();
+    res.outcome = combine(res.checks);
+  } catch (const std::bad_alloc&) {
+    // The estimate let it through, yet an allocation failed: this case errors, the
+    // run goes on with the others.
+    res.outcome = Outcome::error;
+    res.reason = "case " + c.id + " (" + c.file.string() + "): out of memory (std::bad_alloc) while running it";
+  } catch (const std::exception& e) {
+    res.outcome = Outcome::error;
+    res.reason = e.what();
+  }
+  settle_outcome(c, firsts, res);
   return finish();
 }
 
