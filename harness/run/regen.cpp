@@ -79,6 +79,64 @@ std::string oracle_disagreement(const Case& c, const RunOptions& o, std::string&
 
 }  // namespace
 
+namespace {
+
+// The selected cases that keep a golden file; none selected, or none of them keeping
+// one, is an error.
+std::vector<const Case*> golden_selection(const std::vector<Case>& cases, const std::string& filter) {
+  std::vector<const Case*> selected, golden_cases;
+  for (const auto& c : cases)
+    if (filter.empty() || glob_match(filter, c.id)) selected.push_back(&c);
+  if (selected.empty())
+    throw Error(filter.empty() ? std::string("regen-golden: the given paths hold no case")
+                               : "regen-golden: no case matches --filter '" + filter + "' (see `rcts list`)");
+  for (const Case* c : selected)
+    if (c->expect.golden) golden_cases.push_back(c);
+  if (golden_cases.empty())
+    throw Error("regen-golden: none of the " + std::to_string(selected.size()) +
+                " selected case(s) expects a golden file");
+  return golden_cases;
+}
+
+// Every changed file is written into a copy of the backend's golden directory, which
+// then takes the directory's place in one step (put_directory): a run killed at any
+// moment leaves the old set or the new one, never a mix.
+void write_golden_set(const fs::path& golden_dir, const fs::path& set_dir,
+                      const std::vector<std::pair<fs::path, std::string>>& changed) {
+  try {
+    std::error_code ec;
+    fs::create_directories(golden_dir, ec);
+    if (ec) throw Error("cannot create " + golden_dir.string() + ": " + ec.message());
+    sweep_leftovers(set_dir, "regen");
+    const fs::path staging = make_sibling_dir(set_dir, "regen", "regen-golden " + set_dir.string());
+    struct Cleanup {
+      fs::path dir;
+      ~Cleanup() {
+        std::error_code e;
+        fs::remove_all(dir, e);
+      }
+    } cleanup{staging};
+    if (fs::is_directory(set_dir)) {
+      fs::copy(set_dir, staging, fs::copy_options::recursive | fs::copy_options::copy_symlinks, ec);
+      if (ec) throw Error("cannot copy " + set_dir.string() + " to " + staging.string() + ": " + ec.message());
+    }
+    for (const auto& [file, text] : changed) {
+      const fs::path in_staging = staging / fs::relative(file, set_dir);
+      fs::create_directories(in_staging.parent_path(), ec);
+      write_file_atomic(in_staging, text, /*durable=*/true, /*sweep=*/false);
+    }
+    bool exchanged = false;
+    if (const int err = put_directory(staging, set_dir, /*replace=*/true, exchanged); err != 0)
+      throw Error("cannot put " + staging.string() + " in the place of " + set_dir.string() + ": " +
+                  std::strerror(err));
+    if (!exchanged) cleanup.dir.clear();  // staging is set_dir now
+  } catch (const Error& e) {
+    throw Error(e.message() + "\nno golden file was written");
+  }
+}
+
+}  // namespace
+
 int regen_golden(const std::vector<Case>& cases, const RunOptions& o, std::ostream& out, bool check_only) {
   RCTS_CHECK(o.scope.backend, "regen-golden: no backend");
   const Backend& backend = *o.scope.backend;
@@ -87,17 +145,7 @@ int regen_golden(const std::vector<Case>& cases, const RunOptions& o, std::ostre
   RCTS_CHECK(backend.golden_name() == backend.name(),
              "backend '" + backend.name() + "' reproduces the golden files of '" + backend.golden_name() +
                  "': regenerate them on '" + backend.golden_name() + "'");
-  std::vector<const Case*> selected, golden_cases;
-  for (const auto& c : cases)
-    if (o.scope.filter.empty() || glob_match(o.scope.filter, c.id)) selected.push_back(&c);
-  if (selected.empty())
-    throw Error(o.scope.filter.empty() ? std::string("regen-golden: the given paths hold no case")
-                                 : "regen-golden: no case matches --filter '" + o.scope.filter + "' (see `rcts list`)");
-  for (const Case* c : selected)
-    if (c->expect.golden) golden_cases.push_back(c);
-  if (golden_cases.empty())
-    throw Error("regen-golden: none of the " + std::to_string(selected.size()) +
-                " selected case(s) expects a golden file");
+  const std::vector<const Case*> golden_cases = golden_selection(cases, o.scope.filter);
   agree_on_case_list(golden_cases, o);
 
   // Run every case first; nothing is written before all of them passed.
@@ -144,9 +192,6 @@ int regen_golden(const std::vector<Case>& cases, const RunOptions& o, std::ostre
   }
   if (o.scope.world && o.scope.world->rank() != 0) return 0;  // rank 0 holds every rank's digests and writes
 
-  // Every changed file is written into a copy of the backend's golden directory, which
-  // then takes the directory's place in one step (put_directory): a run killed at any
-  // moment leaves the old set or the new one, never a mix.
   const fs::path set_dir = o.scope.golden_dir / o.scope.backend->golden_name();
   std::vector<std::pair<fs::path, std::string>> changed;  // file in set_dir, new text
   int unchanged = 0, would_change = 0;
@@ -165,38 +210,7 @@ int regen_golden(const std::vector<Case>& cases, const RunOptions& o, std::ostre
     ++would_change;
     changed.emplace_back(file, golden_to_json(it->second).dump(1) + "\n");
   }
-  if (!check_only && !changed.empty()) {
-    try {
-      std::error_code ec;
-      fs::create_directories(o.scope.golden_dir, ec);
-      if (ec) throw Error("cannot create " + o.scope.golden_dir.string() + ": " + ec.message());
-      sweep_leftovers(set_dir, "regen");
-      const fs::path staging = make_sibling_dir(set_dir, "regen", "regen-golden " + set_dir.string());
-      struct Cleanup {
-        fs::path dir;
-        ~Cleanup() {
-          std::error_code e;
-          fs::remove_all(dir, e);
-        }
-      } cleanup{staging};
-      if (fs::is_directory(set_dir)) {
-        fs::copy(set_dir, staging, fs::copy_options::recursive | fs::copy_options::copy_symlinks, ec);
-        if (ec) throw Error("cannot copy " + set_dir.string() + " to " + staging.string() + ": " + ec.message());
-      }
-      for (const auto& [file, text] : changed) {
-        const fs::path in_staging = staging / fs::relative(file, set_dir);
-        fs::create_directories(in_staging.parent_path(), ec);
-        write_file_atomic(in_staging, text, /*durable=*/true, /*sweep=*/false);
-      }
-      bool exchanged = false;
-      if (const int err = put_directory(staging, set_dir, /*replace=*/true, exchanged); err != 0)
-        throw Error("cannot put " + staging.string() + " in the place of " + set_dir.string() + ": " +
-                    std::strerror(err));
-      if (!exchanged) cleanup.dir.clear();  // staging is set_dir now
-    } catch (const Error& e) {
-      throw Error(e.message() + "\nno golden file was written");
-    }
-  }
+  if (!check_only && !changed.empty()) write_golden_set(o.scope.golden_dir, set_dir, changed);
   if (unchanged) out << unchanged << " golden file(s) unchanged\n";
   if (check_only) {
     out << (would_change ? std::to_string(would_change) + " golden file(s) would change; --check wrote nothing\n"
