@@ -1,6 +1,7 @@
 // The case runner: loads cases, runs the baseline and every variant of a case,
 // applies its checks, and reports (progress line per case, summary table, JSON,
-// JUnit). Also the mutant sweep, golden regeneration and `--dump`.
+// JUnit). Also `--dump`; the mutant sweep (mutants.cpp) and golden regeneration
+// (regen.cpp) are declared here.
 #pragma once
 #include <filesystem>
 #include <iosfwd>
