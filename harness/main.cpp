@@ -68,9 +68,9 @@ void start_mpi([[maybe_unused]] int& argc, [[maybe_unused]] char**& argv, [[mayb
   if (launched_by_mpi()) {
     run.mpi.emplace(&argc, &argv);
     run.world = MpiCommunicator::world();
-    opt.world = run.world.get();
-    opt.world_size = run.world->size();
-    if (opt.world_size > 1) opt.agreement = &run.agreement.emplace(*run.world);
+    opt.scope.world = run.world.get();
+    opt.scope.world_size = run.world->size();
+    if (opt.scope.world_size > 1) opt.scope.agreement = &run.agreement.emplace(*run.world);
   }
 #endif
 }
@@ -78,14 +78,14 @@ void start_mpi([[maybe_unused]] int& argc, [[maybe_unused]] char**& argv, [[mayb
 // Agreement at start, the backend, the cases, then the command itself.
 int dispatch(cli::Command& cmd, cli::SharedArgs& shared, std::ostream& out, bool rank0) {
   RunOptions& opt = shared.opt;
-  if (opt.agreement) agree_on_start(*opt.agreement, cmd.start_record());
+  if (opt.scope.agreement) agree_on_start(*opt.scope.agreement, cmd.start_record());
   // An explicit --backend must be able to run; without one, `run` takes every backend
   // a case lists (from the pool) and the other commands the reference.
   std::unique_ptr<Backend> backend;
   BackendPool pool;
   const cli::BackendNeed need = cmd.backend_need();
   if (need == cli::BackendNeed::pool_unless_named && shared.backend_name.empty()) {
-    opt.pool = &pool;
+    opt.scope.pool = &pool;
   } else if (need != cli::BackendNeed::none) {
     try {
       backend = make_backend(shared.backend_name.empty() ? "cpu" : shared.backend_name);
@@ -93,14 +93,14 @@ int dispatch(cli::Command& cmd, cli::SharedArgs& shared, std::ostream& out, bool
       if (shared.backend_name.empty()) throw;
       throw Error("--backend " + shared.backend_name + ": " + e.message());
     }
-    opt.backend = backend.get();
+    opt.scope.backend = backend.get();
   }
   // A backend with device memory moves its bytes over its own world (NCCL), made
   // collectively over the MPI world.
   std::unique_ptr<Communicator> device_world;
-  if (backend && opt.world && opt.world->size() > 1) {
-    device_world = backend->make_world(*opt.world);
-    opt.device_world = device_world.get();
+  if (backend && opt.scope.world && opt.scope.world->size() > 1) {
+    device_world = backend->make_world(*opt.scope.world);
+    opt.scope.device_world = device_world.get();
   }
   cli::Session s{opt, pool, backend.get(), out, rank0, {}};
   if (!cmd.needs_cases()) return cmd.run(s);
@@ -108,10 +108,10 @@ int dispatch(cli::Command& cmd, cli::SharedArgs& shared, std::ostream& out, bool
   try {
     s.cases = load_cases(cli::case_paths(shared.paths));
   } catch (const std::exception& e) {
-    if (!opt.agreement) throw;
+    if (!opt.scope.agreement) throw;
     load_error = e.what();
   }
-  if (opt.agreement) agree_on_load(*opt.agreement, load_error);
+  if (opt.scope.agreement) agree_on_load(*opt.scope.agreement, load_error);
   return cmd.run(s);
 }
 
@@ -134,12 +134,13 @@ int rcts_main(int argc, char** argv, MpiRun& run) {
 
   RunOptions& opt = shared.opt;
   start_mpi(argc, argv, run, opt);
-  opt.test_throw_on_rank = throw_on_rank_from_env();
+  opt.hooks.test_throw_on_rank = throw_on_rank_from_env();
   NullBuffer null_buffer;
   std::ostream null_stream(&null_buffer);
-  const bool rank0 = !opt.world || opt.world->rank() == 0;
+  const bool rank0 = !opt.scope.world || opt.scope.world->rank() == 0;
   std::ostream& out = rank0 ? std::cout : null_stream;
-  opt.golden_dir = shared.golden_dir.empty() ? cli::default_dir("golden") : std::filesystem::path(shared.golden_dir);
+  opt.scope.golden_dir =
+      shared.golden_dir.empty() ? cli::default_dir("golden") : std::filesystem::path(shared.golden_dir);
 
   try {
     return dispatch(*cmd, shared, out, rank0);
@@ -153,8 +154,8 @@ int rcts_main(int argc, char** argv, MpiRun& run) {
     run.error = "out of memory while " + what;
     return 2;
   } catch (const std::exception& e) {
-    std::cerr << "rcts: " << (opt.agreement ? "rank " + std::to_string(opt.world->rank()) + ": " : "") << e.what()
-              << "\n";
+    std::cerr << "rcts: " << (opt.scope.agreement ? "rank " + std::to_string(opt.scope.world->rank()) + ": " : "")
+              << e.what() << "\n";
     run.failed_here = true;
     run.error = e.what();
     return 2;

@@ -9,6 +9,10 @@ namespace rcts::harness {
 namespace {
 bool lacks(const RunRecord& r, const char* field) { return r.not_recorded.count(field) > 0; }
 
+// The record a pass judges (the variant's in a variant pass) and the words naming it.
+const RunRecord& judged(const CheckContext& x) { return x.run ? *x.run : x.base; }
+std::string who(const CheckContext& x) { return "the dump of " + judged(x).implementation; }
+
 bool asks_budget(const CheckContext& x) {
   if (x.c.expect.memory && x.c.expect.memory->budget_bytes) return true;
   return x.variant && x.variant->expect.memory && x.variant->expect.memory->budget_bytes;
@@ -16,38 +20,63 @@ bool asks_budget(const CheckContext& x) {
 }  // namespace
 
 std::optional<std::string> not_applicable(const CheckKind& k, const CheckContext& x) {
-  const RunRecord& r = x.run ? *x.run : x.base;
-  const std::string kind(k.name);
-  const std::string who = "the dump of " + r.implementation;
-  if (kind == "golden" && !x.base.rcts_arithmetic)
-    return "golden digests are of rcts's arithmetic; " + who + " declares its own arithmetic";
-  if (kind == "counts" && (lacks(r, "counts") || lacks(x.base, "counts")))
-    return who + " records no module counts";
-  if (kind == "memory" && asks_budget(x) && lacks(r, "memory.saved_peak"))
-    return "the budget needs the saved-activation peak, which " + who + " does not record";
-  if (kind == "offload") {
-    if (!r.offload && r.offloaded_bytes.empty())
-      return who + " records no offload (neither rcts's offload report nor offloaded_bytes)";
-  }
-  // A check with nothing to judge skips, saying why, rather than passing on no evidence.
-  if (kind == "rng" && !r.seed_offset_rng) {
-    const RankCoords& s = x.c.seed_ranks;
-    if (s.tp || s.ep || s.etp)
-      return "the case seeds as tp " + std::to_string(s.tp) + ", ep " + std::to_string(s.ep) + ", etp " +
-             std::to_string(s.etp) + " to judge design §5's seeds; " + who +
-             " records opaque generator states, which show no seeds";
-    bool any = false;
-    for (const RunRecord* q : {&r, &x.base})
-      for (const auto& states : q->rng_after_opaque) any = any || !states.empty();
-    if (!any) return who + " records no generator state";
-  }
-  if (kind == "masks" && !r.rcts_mask_rule && r.masks.empty() && x.base.masks.empty())
-    return who + " records no dropout draw (dropout is off or not observed): no mask to judge";
-  if (kind == "masks_across_ranks" && !r.seed_offset_rng)
-    for (const auto& m : r.masks)
-      if (m.kind == "expert") return "expert masks are compared by stream seed; " + who + " has opaque generator states";
+  return k.not_applicable ? k.not_applicable(x) : std::nullopt;
+}
+
+namespace inapplicable {
+
+std::optional<std::string> golden(const CheckContext& x) {
+  if (x.base.rcts_arithmetic) return std::nullopt;
+  return "golden digests are of rcts's arithmetic; " + who(x) + " declares its own arithmetic";
+}
+
+std::optional<std::string> counts(const CheckContext& x) {
+  if (!lacks(judged(x), "counts") && !lacks(x.base, "counts")) return std::nullopt;
+  return who(x) + " records no module counts";
+}
+
+std::optional<std::string> memory(const CheckContext& x) {
+  if (!asks_budget(x) || !lacks(judged(x), "memory.saved_peak")) return std::nullopt;
+  return "the budget needs the saved-activation peak, which " + who(x) + " does not record";
+}
+
+std::optional<std::string> offload(const CheckContext& x) {
+  const RunRecord& r = judged(x);
+  if (r.offload || !r.offloaded_bytes.empty()) return std::nullopt;
+  return who(x) + " records no offload (neither rcts's offload report nor offloaded_bytes)";
+}
+
+// A check with nothing to judge skips, saying why, rather than passing on no evidence.
+std::optional<std::string> rng(const CheckContext& x) {
+  const RunRecord& r = judged(x);
+  if (r.seed_offset_rng) return std::nullopt;
+  const RankCoords& s = x.c.seed_ranks;
+  if (s.tp || s.ep || s.etp)
+    return "the case seeds as tp " + std::to_string(s.tp) + ", ep " + std::to_string(s.ep) + ", etp " +
+           std::to_string(s.etp) + " to judge design §5's seeds; " + who(x) +
+           " records opaque generator states, which show no seeds";
+  bool any = false;
+  for (const RunRecord* q : {&r, &x.base})
+    for (const auto& states : q->rng_after_opaque) any = any || !states.empty();
+  if (!any) return who(x) + " records no generator state";
   return std::nullopt;
 }
+
+std::optional<std::string> masks(const CheckContext& x) {
+  const RunRecord& r = judged(x);
+  if (r.rcts_mask_rule || !r.masks.empty() || !x.base.masks.empty()) return std::nullopt;
+  return who(x) + " records no dropout draw (dropout is off or not observed): no mask to judge";
+}
+
+std::optional<std::string> masks_across_ranks(const CheckContext& x) {
+  const RunRecord& r = judged(x);
+  if (r.seed_offset_rng) return std::nullopt;
+  for (const auto& m : r.masks)
+    if (m.kind == "expert") return "expert masks are compared by stream seed; " + who(x) + " has opaque generator states";
+  return std::nullopt;
+}
+
+}  // namespace inapplicable
 
 void run_check_pass(const CheckKind& k, CheckPass pass, const CheckContext& x, std::vector<CheckResult>& out) {
   if (auto why = not_applicable(k, x)) {

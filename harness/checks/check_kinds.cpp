@@ -106,58 +106,82 @@ std::vector<CheckKind> bind_schema(std::vector<CheckKind> kinds) {
   return kinds;
 }
 
+// Designated fields, so an entry names each pass it has.
 std::vector<CheckKind> registry() {
   std::vector<CheckKind> kinds = {
-      {"bitwise",
-       "loss, outputs, input gradients, parameters, parameter gradients and side effects of every variant equal the "
-       "baseline's bit for bit",
-       false, nullptr,
-       [](const CheckContext& x, std::vector<CheckResult>& out) {
-         out.push_back(check_bitwise(x.base, *x.run, label_of(x)));
-       }},
-      {"masks",
-       "every dropout mask was drawn with its stream's design §5 seed, regenerates under the harness's own Philox, "
-       "streams are drawn contiguously from block 0, and recompute draws replay their forward draw",
-       false,
-       [](const CheckContext& x, std::vector<CheckResult>& out) {
-         out.push_back(check_masks(x.base, x.base, "baseline"));
-       },
-       [](const CheckContext& x, std::vector<CheckResult>& out) {
-         out.push_back(check_masks(x.base, *x.run, label_of(x)));
-       }},
-      {"rng", "tracker seeds follow design §5 for the rank; every RNG state after every micro-batch equals the baseline's",
-       false,
-       [](const CheckContext& x, std::vector<CheckResult>& out) { out.push_back(check_rng(x.base, x.base, "baseline")); },
-       [](const CheckContext& x, std::vector<CheckResult>& out) {
-         out.push_back(check_rng(x.base, *x.run, label_of(x)));
-       }},
-      {"memory",
-       "saved-activation bytes per layer equal the analytic model (Korthikanti et al. 2022), or stay within a ratio "
-       "of the baseline's or a budget",
-       false, memory_baseline,
-       memory_variant},
-      {"counts", "forward invocations per module and micro-batch, original and recompute", false,
-       [](const CheckContext& x, std::vector<CheckResult>& out) {
-         out.push_back(check_counts(x.c.expect.counts, x.base, "baseline"));
-       },
-       counts_variant},
-      {"masks_across_ranks",
-       "multi-rank: masks identical or distinct across ranks as design §5 says, TP replicas hold identical "
-       "losses, outputs and replicated parameters and gradients, and data-parallel replicas hold the same bits",
-       false,
-       [](const CheckContext& x, std::vector<CheckResult>& out) {
-         across_ranks(x.base, x.base_layout, x, "baseline", out);
-       },
-       [](const CheckContext& x, std::vector<CheckResult>& out) {
-         across_ranks(*x.run, *x.layout, x, label_of(x), out);
-       },
-       nullptr, {"tp_replicas", "dp_replicas"}},
-      {"offload",
-       "offload invariants: warmup moves nothing, every group moves its eligible bytes and reloads them, margin, "
-       "threshold in elements, host pool steady, device + host bytes equal the bytes held without offload",
-       false, nullptr, offload_variant},
-      {"golden", "digests of the baseline equal golden/<backend>/<case>.json (<case>.np<W>.json for W ranks)", false, nullptr, nullptr, golden_end},
-      {"config_error", "the config is rejected with the stated rule code (the case has no variants)", true, nullptr, nullptr, config_error_judge},
+      {.name = "bitwise",
+       .summary = "loss, outputs, input gradients, parameters, parameter gradients and side effects of every variant "
+                  "equal the baseline's bit for bit",
+       .on_variant =
+           [](const CheckContext& x, std::vector<CheckResult>& out) {
+             out.push_back(check_bitwise(x.base, *x.run, label_of(x)));
+           }},
+      {.name = "masks",
+       .summary = "every dropout mask was drawn with its stream's design §5 seed, regenerates under the harness's own "
+                  "Philox, streams are drawn contiguously from block 0, and recompute draws replay their forward draw",
+       .on_baseline =
+           [](const CheckContext& x, std::vector<CheckResult>& out) {
+             out.push_back(check_masks(x.base, x.base, "baseline"));
+           },
+       .on_variant =
+           [](const CheckContext& x, std::vector<CheckResult>& out) {
+             out.push_back(check_masks(x.base, *x.run, label_of(x)));
+           },
+       .not_applicable = inapplicable::masks},
+      {.name = "rng",
+       .summary = "tracker seeds follow design §5 for the rank; every RNG state after every micro-batch equals the "
+                  "baseline's",
+       .on_baseline =
+           [](const CheckContext& x, std::vector<CheckResult>& out) {
+             out.push_back(check_rng(x.base, x.base, "baseline"));
+           },
+       .on_variant =
+           [](const CheckContext& x, std::vector<CheckResult>& out) {
+             out.push_back(check_rng(x.base, *x.run, label_of(x)));
+           },
+       .not_applicable = inapplicable::rng},
+      {.name = "memory",
+       .summary = "saved-activation bytes per layer equal the analytic model (Korthikanti et al. 2022), or stay within "
+                  "a ratio of the baseline's or a budget",
+       .on_baseline = memory_baseline,
+       .on_variant = memory_variant,
+       .not_applicable = inapplicable::memory},
+      {.name = "counts",
+       .summary = "forward invocations per module and micro-batch, original and recompute",
+       .on_baseline =
+           [](const CheckContext& x, std::vector<CheckResult>& out) {
+             out.push_back(check_counts(x.c.expect.counts, x.base, "baseline"));
+           },
+       .on_variant = counts_variant,
+       .not_applicable = inapplicable::counts},
+      {.name = "masks_across_ranks",
+       .summary = "multi-rank: masks identical or distinct across ranks as design §5 says, TP replicas hold identical "
+                  "losses, outputs and replicated parameters and gradients, and data-parallel replicas hold the same "
+                  "bits",
+       .on_baseline =
+           [](const CheckContext& x, std::vector<CheckResult>& out) {
+             across_ranks(x.base, x.base_layout, x, "baseline", out);
+           },
+       .on_variant =
+           [](const CheckContext& x, std::vector<CheckResult>& out) {
+             across_ranks(*x.run, *x.layout, x, label_of(x), out);
+           },
+       .also_reports = {"tp_replicas", "dp_replicas"},
+       .not_applicable = inapplicable::masks_across_ranks},
+      {.name = "offload",
+       .summary = "offload invariants: warmup moves nothing, every group moves its eligible bytes and reloads them, "
+                  "margin, threshold in elements, host pool steady, device + host bytes equal the bytes held without "
+                  "offload",
+       .on_variant = offload_variant,
+       .not_applicable = inapplicable::offload},
+      {.name = "golden",
+       .summary = "digests of the baseline equal golden/<backend>/<case>.json (<case>.np<W>.json for W ranks)",
+       .on_case_end = golden_end,
+       .not_applicable = inapplicable::golden},
+      {.name = "config_error",
+       .summary = "the config is rejected with the stated rule code (the case has no variants)",
+       .runs_without_execution = true,
+       .on_case_end = config_error_judge},
   };
   return kinds;
 }

@@ -3,13 +3,15 @@
 // under "expect", parsed by its entry of the same name in cases/expect_schema.hpp), a
 // one-line description, and the passes it runs: on the baseline, on each variant
 // (compared with the baseline), and once at the end of the case. Adding a check kind
-// means its expect schema entry, one entry in check_kinds.cpp and its check function;
-// the docs test (tests/harness/check_kinds_test.cpp) then asks for its line in
-// README.md and cases/README.md.
+// means its expect schema entry, one entry in check_kinds.cpp (with its rule for
+// records that lack its evidence, if any) and its check function; the docs test
+// (tests/harness/check_kinds_test.cpp) then asks for its line in docs/checks.md,
+// cases/README.md and docs/dump-format.md.
 #pragma once
 #include <filesystem>
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -51,6 +53,8 @@ struct CheckContext {
 };
 
 using CheckPass = void (*)(const CheckContext&, std::vector<CheckResult>& out);
+// Why a kind cannot judge the runs of a context (a dump lacking what it needs), or nothing.
+using Inapplicable = std::optional<std::string> (*)(const CheckContext&);
 
 struct CheckKind {
   std::string_view name;     // key under "expect", and CheckResult::kind of its results
@@ -61,6 +65,9 @@ struct CheckKind {
   CheckPass on_case_end = nullptr;
   // Further result kinds its passes produce besides `name` (e.g. "tp_replicas").
   std::vector<std::string_view> also_reports = {};
+  // When set, each pass first asks it and records a skip with its reason instead of
+  // judging (applicability.hpp); kinds whose evidence every record holds leave it null.
+  Inapplicable not_applicable = nullptr;
   // Its entry in the expect schema (bound by name when the registry is built).
   const ExpectKind* schema = nullptr;
 

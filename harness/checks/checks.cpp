@@ -2,6 +2,7 @@
 
 #include <cstring>
 #include <map>
+#include <optional>
 #include <sstream>
 
 #include "harness/checks/compare.hpp"
@@ -41,6 +42,32 @@ uint64_t expected_stream_seed(const std::string& stream, uint64_t seed0, const R
   if (stream == "expert-parallel-rng") return seed + 1024 + 100 * static_cast<uint64_t>(r.ep) + static_cast<uint64_t>(r.etp);
   throw Error("no seed rule for RNG stream '" + stream + "'");
 }
+
+namespace {
+
+// Why the side effects cannot be compared (a run that did not record them), or nothing.
+std::optional<std::string> side_effects_unjudged(const RunRecord& base, const RunRecord& run) {
+  for (const RunRecord* r : {&base, &run})
+    if (r->not_recorded.count("side_effects")) {
+      const auto why = r->not_recorded_why.find("side_effects");
+      return "side effects: not recorded by " + r->implementation +
+             (why != r->not_recorded_why.end() ? " (" + why->second + ")" : std::string());
+    }
+  return std::nullopt;
+}
+
+// "name: expected x, got y; " for each side effect of `run` the baseline does not share.
+std::string side_effect_diff(const RunRecord& base, const RunRecord& run) {
+  std::ostringstream os;
+  for (const auto& [k, v] : run.side_effects) {
+    auto it = base.side_effects.find(k);
+    if (it == base.side_effects.end() || it->second != v)
+      os << k << ": expected " << (it == base.side_effects.end() ? 0.0 : it->second) << ", got " << v << "; ";
+  }
+  return os.str();
+}
+
+}  // namespace
 
 CheckResult check_bitwise(const RunRecord& base, const RunRecord& run, const std::string& label) {
   const std::string kind = "bitwise";
@@ -103,22 +130,11 @@ CheckResult check_bitwise(const RunRecord& base, const RunRecord& run, const std
   lists(base.params_before_step, run.params_before_step, [](size_t i) { return "before step " + std::to_string(i); });
   ++compared;
   std::vector<std::string> not_judged;
-  for (const RunRecord* r : {&base, &run})
-    if (r->not_recorded.count("side_effects")) {
-      const auto why = r->not_recorded_why.find("side_effects");
-      not_judged.push_back("side effects: not recorded by " + r->implementation +
-                           (why != r->not_recorded_why.end() ? " (" + why->second + ")" : std::string()));
-      break;
-    }
+  if (auto why = side_effects_unjudged(base, run)) not_judged.push_back(*why);
   if (not_judged.empty() && base.side_effects != run.side_effects) {
-    std::ostringstream os;
-    for (const auto& [k, v] : run.side_effects) {
-      auto it = base.side_effects.find(k);
-      if (it == base.side_effects.end() || it->second != v)
-        os << k << ": expected " << (it == base.side_effects.end() ? 0.0 : it->second) << ", got " << v << "; ";
-    }
     differing.push_back("side effects");
-    if (first_report.empty()) first_report = "side effects differ (applied again in recompute?): " + os.str();
+    if (first_report.empty())
+      first_report = "side effects differ (applied again in recompute?): " + side_effect_diff(base, run);
   }
   if (differing.empty()) {
     CheckResult r = pass(kind, label + ": " + std::to_string(compared) + " values bitwise equal" +

@@ -1,16 +1,10 @@
 // `rcts block [--config F] [--json]`: runs the dense block on one config (a small
-// built-in one by default) and prints a short human summary or JSON.
+// built-in one by default) and prints a short human summary or JSON (block_view.hpp).
 #include <chrono>
-#include <cmath>
-#include <iomanip>
 #include <iostream>
-#include <map>
-#include <set>
 
+#include "harness/cli/block_view.hpp"
 #include "harness/cli/commands.hpp"
-#include "harness/cli/json_outputs.hpp"
-#include "harness/io/provenance.hpp"
-#include "harness/io/version.hpp"
 #include "reference/config/validate.hpp"
 
 namespace rcts::harness::cli {
@@ -36,40 +30,8 @@ int block_command(const std::string& config_file, Backend& backend, const RunLim
   const auto t0 = std::chrono::steady_clock::now();
   const RunRecord r = execute(cfg, backend);
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  if (as_json) {
-    std::cout << block_json(cfg, r, backend, secs).dump(2) << "\n";
-    return 0;
-  }
-  const auto& m = cfg.model;
-  std::cout << "rcts " << kVersion << " (" << run_git_sha() << ")  dense block, backend " << backend.name() << " ("
-            << backend.description() << ")\n"
-            << "  L=" << m.num_layers << " h=" << m.hidden_size << " a=" << m.num_attention_heads << " s=" << m.seq_length
-            << " b=" << m.micro_batch_size << " ffn=" << m.ffn_hidden_size << " " << m.activation << " "
-            << dtype_name(m.activation_dtype) << " dropout " << m.attention_dropout << "/" << m.hidden_dropout
-            << "  recompute " << cfg.recompute.recompute_granularity.value_or("none") << "  plan "
-            << plan_str(r.plan) << "\n\n";
-  std::cout << std::setprecision(9);
-  for (size_t i = 0; i < r.losses.size(); ++i) std::cout << "  loss[micro-batch " << i << "] = " << r.losses[i] << "\n";
-  std::cout << "\n  gradient norms (last step, accumulated):\n";
-  for (const auto& g : r.grads) {
-    auto v = to_vector<double>(g.tensor);
-    double s = 0;
-    for (double x : v) s += x * x;
-    std::cout << "    " << std::left << std::setw(44) << g.name << std::right << std::setw(16) << std::sqrt(s) << "\n";
-  }
-  std::cout << "\n  saved bytes per layer (micro-batch 0): ";
-  for (auto b : r.saved_bytes_per_layer.at(0)) std::cout << b << ' ';
-  std::cout << "\n  saved tensors of layer 0:\n";
-  std::map<std::string, int64_t> per;
-  std::set<std::pair<uint64_t, int64_t>> seen;
-  for (const auto& s : r.saves)
-    if (s.key().rfind("layers.0.", 0) == 0 && !s.recompute && seen.insert({s.storage_id, s.offset}).second) per[s.key()] += s.bytes;
-  const int64_t sbh = int64_t{m.seq_length} * m.micro_batch_size * m.hidden_size;
-  for (const auto& [k, b] : per)
-    std::cout << "    " << std::left << std::setw(44) << k << std::right << std::setw(12) << b << "  ("
-              << std::setprecision(4) << static_cast<double>(b) / static_cast<double>(sbh) << " sbh)\n";
-  std::cout << "\n  device peak " << r.device_peak << " bytes (op scratch held at once: " << r.workspace_peak
-            << " bytes of workspace); wall time " << std::setprecision(3) << secs << " s\n";
+  const BlockSummary b = summarize_block(cfg, r, backend, secs);
+  std::cout << (as_json ? block_json(b).dump(2) + "\n" : block_text(b));
   return 0;
 }
 
@@ -80,14 +42,14 @@ class BlockCommand : public Command {
     sub->add_option("--config", config_file_, "config JSON (default: a small built-in config)");
     sub->add_flag("--json", json_, "print JSON (docs/json-report.md)");
     add_backend(sub, shared.backend_name, "cpu");
-    add_limits(sub, shared.opt.limits);
+    add_limits(sub, shared.opt.scope.limits);
   }
   BackendNeed backend_need() const override { return BackendNeed::one; }
   bool needs_cases() const override { return false; }
   std::string activity() const override {
     return "running the block on " + (config_file_.empty() ? std::string("the default config") : config_file_);
   }
-  int run(Session& s) override { return block_command(config_file_, *s.backend, s.opt.limits, json_); }
+  int run(Session& s) override { return block_command(config_file_, *s.backend, s.opt.scope.limits, json_); }
 
  private:
   std::string config_file_;

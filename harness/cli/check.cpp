@@ -18,7 +18,7 @@ class CheckCommand : public Command {
     sub = app.add_subcommand("check", "run cases' checks over dumps of any implementation (docs/dump-format.md)");
     sub->add_option("dirs", dirs_, "dump directories: every dump.json below them")->required();
     sub->add_option("--cases", shared.paths, "case files or directories the dumps' cases are in (default: cases/)");
-    sub->add_option("--filter", shared.opt.filter, "glob over case ids");
+    sub->add_option("--filter", shared.opt.scope.filter, "glob over case ids");
     sub->add_option("--golden-dir", shared.golden_dir, "golden directory (default: golden/)");
     sub->add_option("--json", json_out_, "write results as JSON");
     sub->add_option("--junit", junit_out_, "write results as JUnit XML");
@@ -30,14 +30,14 @@ class CheckCommand : public Command {
     sub->add_option("--reference-atol", atol_, "absolute part of the reference tolerance (default 0)")
         ->needs(reference_opt_)->check(finite_number(0, true));
     add_backend(sub, shared.backend_name, "cpu; the reference's backend with --reference-tolerance");
-    add_limits(sub, shared.opt.limits);
+    add_limits(sub, shared.opt.scope.limits);
     add_expect_options(sub, expect_);
   }
   BackendNeed backend_need() const override { return *reference_opt_ ? BackendNeed::one : BackendNeed::none; }
 
   int run(Session& s) override {
     RunOptions& opt = s.opt;
-    if (*reference_opt_) opt.reference = ReferenceTolerance{rtol_, atol_};
+    if (*reference_opt_) opt.scope.reference = ReferenceTolerance{rtol_, atol_};
     std::optional<ExpectationFile> expectations;
     if (!expect_.file.empty()) expectations = load_expectations(expect_, s.cases);
     const std::vector<std::filesystem::path> dirs(dirs_.begin(), dirs_.end());
@@ -48,11 +48,12 @@ class CheckCommand : public Command {
     s.out << "rcts " << header.version << " (" << header.git_sha << ")  checking dumps, " << header.ranks
           << " rank(s), " << groups.size() << " dumped case(s)\n";
     auto results = check_dump_groups(s.cases, groups, opt, s.rank0 ? &std::cout : nullptr);
-    if (expectations) add_undumped_cases(results, s.cases, opt.filter, opt.world_size, dirs, expectations->implementation);
+    if (expectations)
+      add_undumped_cases(results, s.cases, opt.scope.filter, opt.scope.world_size, dirs, expectations->implementation);
     s.out << "\n" << summary_table(header, results);
     if (expectations)
       return finish_with_expectations(expect_, *expectations, s.cases, results,
-                                      runs_here(results, s.cases, opt.world_size, true), header, json_out_, junit_out_,
+                                      runs_here(results, s.cases, opt.scope.world_size, true), header, json_out_, junit_out_,
                                       s.rank0, s.out);
     if (s.rank0) {
       write_file(json_out_, results_json(header, results).dump(2) + "\n");

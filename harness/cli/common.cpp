@@ -58,7 +58,7 @@ void add_limits(CLI::App* sub, RunLimits& limits) {
 
 void add_common(CLI::App* sub, SharedArgs& shared) {
   sub->add_option("paths", shared.paths, "case files or directories (default: cases/)");
-  sub->add_option("--filter", shared.opt.filter, "glob over case ids, e.g. 'selective.*'");
+  sub->add_option("--filter", shared.opt.scope.filter, "glob over case ids, e.g. 'selective.*'");
   sub->add_option("--golden-dir", shared.golden_dir, "golden directory (default: golden/)");
 }
 

@@ -1,9 +1,9 @@
 // `rcts explain CASE [--cases PATHS] [--json]`: a case's plan (configs, chunks,
-// recomputed modules, bytes, seeds), found by id or file.
+// recomputed modules, bytes, seeds), found by id or file (explain_view.hpp).
 #include <iostream>
 
 #include "harness/cli/commands.hpp"
-#include "harness/cli/json_outputs.hpp"
+#include "harness/cli/explain_view.hpp"
 
 namespace rcts::harness::cli {
 
@@ -17,7 +17,7 @@ class ExplainCommand : public Command {
     sub->add_option("--cases", shared.paths, "where to look for the case (default: cases/)");
     sub->add_flag("--json", json_, "print JSON (docs/json-report.md)");
     add_backend(sub, shared.backend_name, "cpu");
-    add_limits(sub, shared.opt.limits);
+    add_limits(sub, shared.opt.scope.limits);
   }
   BackendNeed backend_need() const override { return BackendNeed::one; }
   std::string activity() const override { return "explaining case " + case_id_; }
@@ -32,8 +32,8 @@ class ExplainCommand : public Command {
 
  private:
   int print(const Case& c, Session& s) const {
-    std::cout << (json_ ? explain_json(c, *s.backend, s.opt.limits).dump(2) + "\n"
-                        : explain_case(c, *s.backend, s.opt.limits));
+    const CaseExplanation x = explain(c, *s.backend, s.opt.scope.limits);
+    std::cout << (json_ ? explanation_json(x).dump(2) + "\n" : explanation_text(x));
     return 0;
   }
   std::string case_id_;

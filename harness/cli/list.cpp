@@ -1,11 +1,9 @@
 // `rcts list [paths] [--filter GLOB] [--tsv | --json]`: the cases, as text, as
-// tab-separated lines for scripts (cases/case_listing.hpp) or as JSON.
-#include <iomanip>
+// tab-separated lines for scripts or as JSON (list_view.hpp).
 #include <iostream>
 
-#include "harness/cases/case_listing.hpp"
 #include "harness/cli/commands.hpp"
-#include "harness/cli/json_outputs.hpp"
+#include "harness/cli/list_view.hpp"
 
 namespace rcts::harness::cli {
 
@@ -21,18 +19,8 @@ class ListCommand : public Command {
   }
 
   int run(Session& s) override {
-    const std::string& filter = s.opt.filter;
-    if (tsv_) {
-      for (const auto& c : s.cases)
-        if (filter.empty() || glob_match(filter, c.id)) std::cout << case_tsv_line(c) << "\n";
-      return 0;
-    }
-    if (json_) {
-      std::cout << list_json(s.cases, filter).dump(2) << "\n";
-      return 0;
-    }
-    for (const auto& c : s.cases)
-      if (filter.empty() || glob_match(filter, c.id)) std::cout << std::left << std::setw(44) << c.id << c.description << "\n";
+    const CaseList l = list_cases(s.cases, s.opt.scope.filter);
+    std::cout << (tsv_ ? list_tsv(l) : json_ ? list_json(l).dump(2) + "\n" : list_text(l));
     return 0;
   }
 

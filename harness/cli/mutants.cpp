@@ -16,7 +16,7 @@ class MutantsCommand : public Command {
     sub = app.add_subcommand("mutants", "run every mutant against the cases; fail if one survives");
     add_common(sub, shared);
     add_backend(sub, shared.backend_name, "cpu");
-    add_limits(sub, shared.opt.limits);
+    add_limits(sub, shared.opt.scope.limits);
     sub->add_flag("--all-killers", all_killers_, "run every case per mutant (default: stop at the first killer)");
     sub->add_option("--only", only_, "mutant names to run");
     sub->add_flag("--list", list_, "list the mutants and exit");

@@ -25,7 +25,7 @@ class RunCommand : public Command {
     add_common(sub, shared);
     add_backend(sub, shared.backend_name,
                 "every backend a case lists; one that cannot run here gives skips with the reason");
-    add_limits(sub, shared.opt.limits);
+    add_limits(sub, shared.opt.scope.limits);
     sub->add_option("--json", json_out_, "write results as JSON");
     sub->add_option("--junit", junit_out_, "write results as JUnit XML");
     auto* dump_opt = sub->add_option("--dump", dump_dir_, "write every run as a format-1 dump (docs/dump-format.md) under DIR");
@@ -34,7 +34,8 @@ class RunCommand : public Command {
                                        "write per case an HTML page of memory plots and a Chrome trace, and index.html");
     sub->add_flag("--report-replace", report_replace_, "with --report: replace a non-empty DIR whole")->needs(report_opt);
     sub->add_option("--mutant", mutant_, "switch on a compiled-in fault (see `rcts mutants --list`)");
-    sub->add_flag("--golden-only", shared.opt.golden_only, "run each case's baseline and check its golden digests only");
+    sub->add_flag("--golden-only", shared.opt.scope.golden_only,
+                  "run each case's baseline and check its golden digests only");
     add_expect_options(sub, expect_);
     sub->add_flag("--progress", progress_,
                   "write a case counter with the elapsed and the estimated remaining time to stderr (default: when "
@@ -51,22 +52,23 @@ class RunCommand : public Command {
     std::optional<DumpStaging> dump;
     std::string dump_failure;
     if (!dump_dir_.empty()) {
-      opt.dump_dir = dump.emplace(dump_dir_, dump_replace_, opt.agreement).staging();
-      opt.dump_failure = &dump_failure;
+      opt.sinks.dump_dir = dump.emplace(dump_dir_, dump_replace_, opt.scope.agreement).staging();
+      opt.sinks.dump_failure = &dump_failure;
     }
     std::optional<DumpStaging> report_staging;
     std::optional<RunReport> report;
     if (!report_dir_.empty())
-      opt.report = &report.emplace(report_staging.emplace(report_dir_, report_replace_, opt.agreement, "--report").staging(),
-                                   opt.agreement);
-    const size_t selected = select_cases(s.cases, opt.filter).size();
+      opt.sinks.report =
+          &report.emplace(report_staging.emplace(report_dir_, report_replace_, opt.scope.agreement, "--report").staging(),
+                                   opt.scope.agreement);
+    const size_t selected = select_cases(s.cases, opt.scope.filter).size();
     const auto header = make_header(opt);
     s.out << "rcts " << header.version << " (" << header.git_sha << ")  backend " << header.backend << ", "
           << header.ranks << " rank(s), " << selected << " case(s)" << (mutant_.empty() ? "" : ", mutant " + mutant_)
           << "\n";
     std::optional<ProgressMeter> meter;
     if (s.rank0 && (progress_ || progress_wanted_by_default()))
-      opt.meter = &meter.emplace(std::cerr, "np" + std::to_string(header.ranks), stderr_is_terminal());
+      opt.sinks.meter = &meter.emplace(std::cerr, "np" + std::to_string(header.ranks), stderr_is_terminal());
     const auto results = run_cases(s.cases, opt, s.rank0 ? &std::cout : nullptr);
     if (dump) dump->commit(dump_failure);
     if (report) {
@@ -76,13 +78,13 @@ class RunCommand : public Command {
     s.out << "\n" << summary_table(header, results);
     if (expectations) {
       std::vector<bool> listed;  // with --backend, a case that does not list it is not judged
-      if (opt.backend)
+      if (opt.scope.backend)
         for (const auto& r : results) {
           const auto c = std::find_if(s.cases.begin(), s.cases.end(), [&](const Case& x) { return x.id == r.id; });
-          listed.push_back(c != s.cases.end() && case_runs_on(*c, *opt.backend));
+          listed.push_back(c != s.cases.end() && case_runs_on(*c, *opt.scope.backend));
         }
       return finish_with_expectations(expect_, *expectations, s.cases, results,
-                                      runs_here(results, s.cases, opt.world_size, false, listed), header, json_out_,
+                                      runs_here(results, s.cases, opt.scope.world_size, false, listed), header, json_out_,
                                       junit_out_, s.rank0, s.out);
     }
     if (s.rank0) {

@@ -1,5 +1,7 @@
 // Dump format 1: the writer (RunRecord -> dump.json + .npy) and the strict reader
 // (dump -> RunRecord). docs/dump-format.md is the specification; keep them in step.
+// Over 400 lines on purpose: the writer and the reader of each field sit in one file
+// so a field cannot change on one side only.
 #include "harness/dumps/dump_v1.hpp"
 
 #include <algorithm>
@@ -357,22 +359,13 @@ fs::path dump_dir_of(const fs::path& root, const std::string& case_id, const std
          safe_file_stem(run);
 }
 
-void write_dump(const fs::path& dir, const DumpMeta& meta, const RunRecord& r) {
-  // Format 1 has a loss per micro-batch on every rank; a pipeline stage but the last has none.
-  RCTS_CHECK(r.config.parallel.pipeline_model_parallel_size == 1,
-             "dump " + dir.string() + ": dumps of pipeline-parallel runs (pipeline_model_parallel_size = " +
-                 std::to_string(r.config.parallel.pipeline_model_parallel_size) + ") are not implemented yet");
-  const int n = r.micro_batches_total();
-  const int steps = r.config.run.steps;
-  RCTS_CHECK(static_cast<int>(r.targets.size()) == n && static_cast<int>(r.params_before_step.size()) == steps &&
-                 static_cast<int>(r.grads_of_step.size()) == steps,
-             "dump " + dir.string() + ": the run was not recorded with ExecuteOptions::record_all");
-  std::error_code ec;
-  fs::create_directories(dir, ec);
-  RCTS_CHECK(!ec && fs::is_directory(dir), "dump directory " + dir.string() + " cannot be created: " + ec.message());
-  Writer w(dir);
-  const int per = r.config.run.micro_batches;
+namespace {
 
+// The manifest's "micro_batches": per (step, micro-batch) its loss, tensors, RNG states
+// and the memory figures the run recorded; tensors go to files through `w`.
+json micro_batches_json(const RunRecord& r, Writer& w) {
+  const int n = r.micro_batches_total();
+  const int per = r.config.run.micro_batches;
   json mbs = json::array();
   for (int i = 0; i < n; ++i) {
     const int step = i / per, mb = i % per;
@@ -404,11 +397,23 @@ void write_dump(const fs::path& dir, const DumpMeta& meta, const RunRecord& r) {
     }
     mbs.push_back(std::move(e));
   }
+  return mbs;
+}
+
+// The manifest's "steps": parameters before and gradients of each step.
+json steps_json(const RunRecord& r, Writer& w) {
+  const int steps = r.config.run.steps;
   json step_list = json::array();
   for (int s = 0; s < steps; ++s)
     step_list.push_back({{"step", s},
                          {"params_before", w.named(r.params_before_step[s], "s" + std::to_string(s) + ".param.", true)},
                          {"grads", w.named(r.grads_of_step[s], "s" + std::to_string(s) + ".grad.", false)}});
+  return step_list;
+}
+
+// The manifest's "masks": every dropout draw with its bytes (and seed and offset when
+// the states are seed-offset).
+json masks_json(const RunRecord& r, Writer& w, const fs::path& dir) {
   json masks = json::array();
   for (size_t k = 0; k < r.masks.size(); ++k) {
     const MaskRecord& m = r.masks[k];
@@ -431,6 +436,52 @@ void write_dump(const fs::path& dir, const DumpMeta& meta, const RunRecord& r) {
     }
     masks.push_back(std::move(e));
   }
+  return masks;
+}
+
+// The fields a run may leave out: counts, side effects, memory figures, and rcts's own.
+void optional_fields(const RunRecord& r, json& man) {
+  if (r.seed_offset_rng) man["rng_initial"] = states_json(r.rng_initial);
+  if (!r.not_recorded.count("counts")) {
+    json counts = json::object();
+    for (const auto& [path, c] : r.counts) counts[path] = {{"original", c.original}, {"recompute", c.recompute}};
+    man["counts"] = counts;
+  }
+  if (!r.not_recorded.count("side_effects")) man["side_effects"] = r.side_effects;
+  if (!r.not_recorded_why.empty()) man["not_recorded"] = r.not_recorded_why;
+  json memory = json::object();
+  if (!r.not_recorded.count("memory.saved_peak")) memory["saved_peak"] = r.saved_peak;
+  if (!r.not_recorded.count("memory.device_peak")) memory["device_peak"] = r.device_peak;
+  if (!r.not_recorded.count("memory.workspace_peak")) memory["workspace_peak"] = r.workspace_peak;
+  man["memory"] = memory;
+  if (r.implementation == "rcts") {
+    json plan = json::array();
+    for (const auto& s : r.plan) plan.push_back({s.begin, s.end, s.checkpointed});
+    json rcts = {{"plan", plan}, {"workspace_heap_allocations", r.workspace_heap_allocations}};
+    if (r.offload) rcts["offload_report"] = offload_json(*r.offload);
+    man["rcts"] = rcts;
+  }
+}
+
+}  // namespace
+
+void write_dump(const fs::path& dir, const DumpMeta& meta, const RunRecord& r) {
+  // Format 1 has a loss per micro-batch on every rank; a pipeline stage but the last has none.
+  RCTS_CHECK(r.config.parallel.pipeline_model_parallel_size == 1,
+             "dump " + dir.string() + ": dumps of pipeline-parallel runs (pipeline_model_parallel_size = " +
+                 std::to_string(r.config.parallel.pipeline_model_parallel_size) + ") are not implemented yet");
+  const int n = r.micro_batches_total();
+  const int steps = r.config.run.steps;
+  RCTS_CHECK(static_cast<int>(r.targets.size()) == n && static_cast<int>(r.params_before_step.size()) == steps &&
+                 static_cast<int>(r.grads_of_step.size()) == steps,
+             "dump " + dir.string() + ": the run was not recorded with ExecuteOptions::record_all");
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  RCTS_CHECK(!ec && fs::is_directory(dir), "dump directory " + dir.string() + " cannot be created: " + ec.message());
+  Writer w(dir);
+  const json mbs = micro_batches_json(r, w);
+  const json step_list = steps_json(r, w);
+  const json masks = masks_json(r, w, dir);
   json man = {{"format", kFormat},
               {"version", kDumpVersion},
               {"case", {{"id", meta.case_id}, {"file", meta.case_file}}},
@@ -459,50 +510,14 @@ void write_dump(const fs::path& dir, const DumpMeta& meta, const RunRecord& r) {
               {"parameters", w.named(r.params, "param.", true)},
               {"masks", masks}};
   if (!meta.of_variant.empty()) man["run"]["of_variant"] = meta.of_variant;
-  if (r.seed_offset_rng) man["rng_initial"] = states_json(r.rng_initial);
-  if (!r.not_recorded.count("counts")) {
-    json counts = json::object();
-    for (const auto& [path, c] : r.counts) counts[path] = {{"original", c.original}, {"recompute", c.recompute}};
-    man["counts"] = counts;
-  }
-  if (!r.not_recorded.count("side_effects")) man["side_effects"] = r.side_effects;
-  if (!r.not_recorded_why.empty()) man["not_recorded"] = r.not_recorded_why;
-  json memory = json::object();
-  if (!r.not_recorded.count("memory.saved_peak")) memory["saved_peak"] = r.saved_peak;
-  if (!r.not_recorded.count("memory.device_peak")) memory["device_peak"] = r.device_peak;
-  if (!r.not_recorded.count("memory.workspace_peak")) memory["workspace_peak"] = r.workspace_peak;
-  man["memory"] = memory;
-  if (r.implementation == "rcts") {
-    json plan = json::array();
-    for (const auto& s : r.plan) plan.push_back({s.begin, s.end, s.checkpointed});
-    json rcts = {{"plan", plan}, {"workspace_heap_allocations", r.workspace_heap_allocations}};
-    if (r.offload) rcts["offload_report"] = offload_json(*r.offload);
-    man["rcts"] = rcts;
-  }
+  optional_fields(r, man);
   write_file_atomic(dir / kDumpManifest, man.dump(1) + "\n", /*durable=*/false, /*sweep=*/false);
 }
 
-DumpedRun read_dump(const fs::path& dir) {
-  const fs::path path = dir / kDumpManifest;
-  if (!fs::is_regular_file(path)) throw Error(path.string() + ": no dump manifest (a dump directory holds dump.json)");
-  const Reader rd(dir, path.string());
-  if (const auto out = rd.outside_the_dump(path)) throw Error(path.string() + ": the dump manifest " + *out);
-  const json j = read_json_file(path, "dump manifest");
-  const std::string file = path.string();
-  const JsonReader root(file, j);
-  root.expect_object({"format", "version", "case", "run", "implementation", "rank", "config", "layouts", "rng_initial",
-                      "micro_batches", "steps", "parameters", "masks", "counts", "side_effects", "memory", "rcts",
-                      "not_recorded"});
-  if (rd.need(root, "format").str() != kFormat) root.at("format").fail("not an rcts dump (expected \"rcts-dump\")");
-  if (const int64_t v = rd.need(root, "version").integer(0, 1 << 20); v != kDumpVersion)
-    root.at("version").fail("this rcts reads dump format version " + std::to_string(kDumpVersion));
+namespace {
 
-  DumpedRun d;
-  d.dir = dir;
-  DumpMeta& meta = d.meta;
-  RunRecord& r = d.record;
-  r.not_recorded.clear();
-
+// /case, /run, /implementation, /rank and /config.
+void read_identity(const Reader& rd, const JsonReader& root, const std::string& file, DumpMeta& meta, RunRecord& r) {
   const JsonReader cs = rd.need(root, "case");
   cs.expect_object({"id", "file"});
   meta.case_id = rd.need(cs, "id").str();
@@ -543,20 +558,36 @@ DumpedRun read_dump(const fs::path& dir) {
   } catch (const std::exception& e) {
     throw Error(e.what());
   }
-  const auto& cfg = r.config;
-  const int per = cfg.run.micro_batches, steps = cfg.run.steps;
-  const bool training = cfg.run.training;
+}
+
+// What the config fixes of every tensor of the dump on this rank.
+struct DumpDims {
+  int per = 1, steps = 1;  // micro-batches per step, steps
+  bool training = true;
+  Shape act_shape;   // (s*b, h)
+  bool sp = false;   // under sequence parallelism the block's input gradient is this rank's shard
+  int64_t tp = 1;
+  Shape grad_shape;  // (s/tp*b, h) under SP, else (s*b, h)
+  DType act = DType::bf16;
+};
+
+DumpDims dims_of(const Config& cfg) {
+  DumpDims d;
+  d.per = cfg.run.micro_batches;
+  d.steps = cfg.run.steps;
+  d.training = cfg.run.training;
   const int64_t tokens = int64_t{cfg.model.seq_length} * cfg.model.micro_batch_size;
-  const Shape act_shape = {tokens, cfg.model.hidden_size};
-  // Under sequence parallelism the block's input gradient is this rank's shard.
-  const bool sp = cfg.parallel.sequence_parallel;
-  const int64_t tp = std::max(1, cfg.parallel.tensor_model_parallel_size);
-  const Shape grad_shape = {sp ? tokens / tp : tokens, cfg.model.hidden_size};
-  const DType act = cfg.model.activation_dtype;
+  d.act_shape = {tokens, cfg.model.hidden_size};
+  d.sp = cfg.parallel.sequence_parallel;
+  d.tp = std::max(1, cfg.parallel.tensor_model_parallel_size);
+  d.grad_shape = {d.sp ? tokens / d.tp : tokens, cfg.model.hidden_size};
+  d.act = cfg.model.activation_dtype;
+  return d;
+}
 
-  if (r.seed_offset_rng) r.rng_initial = rd.states(rd.need(root, "rng_initial"));
-
-  // Per step.
+// /steps and /parameters: each step's parameters and gradients, named as the parameters.
+void read_steps(const Reader& rd, const JsonReader& root, const DumpDims& dims, RunRecord& r) {
+  const int steps = dims.steps;
   const JsonReader sl = rd.need(root, "steps");
   if (sl.array_size() != static_cast<size_t>(steps))
     sl.fail(std::to_string(sl.array_size()) + " steps, the config has run.steps = " + std::to_string(steps));
@@ -581,100 +612,116 @@ DumpedRun read_dump(const fs::path& dir) {
                                  shape_str(r.params[i].tensor.shape()));
   }
   r.grads = r.grads_of_step.back();
+}
 
-  // Per micro-batch.
+// A micro-batch's loss: its bits are the value; "value" (null for NaN) must agree.
+double read_loss(const Reader& rd, const JsonReader& e) {
+  const JsonReader loss = rd.need(e, "loss");
+  loss.expect_object({"value", "bits"});
+  const std::string bits = rd.need(loss, "bits").str();
+  uint64_t u = 0;
+  if (bits.size() != 18 || bits.compare(0, 2, "0x") != 0 ||
+      bits.find_first_not_of("0123456789abcdefABCDEF", 2) != std::string::npos)
+    loss.at("bits").fail("expected the double's 64 bits as \"0x\" and 16 hex digits");
+  u = std::stoull(bits.substr(2), nullptr, 16);
+  double v;
+  std::memcpy(&v, &u, sizeof v);
+  if (loss.has("value") && !loss.at("value").json().is_null()) {  // NaN is written as null
+    const double shown = loss.at("value").number(-std::numeric_limits<double>::max(), std::numeric_limits<double>::max());
+    if (std::memcmp(&shown, &v, sizeof v) != 0 && !(shown == v))
+      loss.at("value").fail("disagrees with its bits " + bits);
+  }
+  return v;
+}
+
+// A micro-batch's saved_tensors.
+std::vector<SaveRecord> read_saves(const Reader& rd, const JsonReader& st) {
+  std::vector<SaveRecord> saves;
+  for (size_t k = 0; k < st.array_size(); ++k) {
+    const JsonReader s = st.at(k);
+    s.expect_object({"module", "tensor", "bytes", "category", "storage", "offset", "recompute"});
+    SaveRecord rec;
+    rec.module_path = rd.need(s, "module").str();
+    rec.tensor = rd.need(s, "tensor").str();
+    rec.bytes = rd.i64(rd.need(s, "bytes"));
+    rec.category = s.has("category") ? parse_category(s.at("category")) : Category::saved_activation;
+    rec.storage_id = s.has("storage") ? rd.u64(s.at("storage")) : 0;
+    rec.offset = s.has("offset") ? rd.i64(s.at("offset")) : 0;
+    rec.recompute = s.has("recompute") && s.at("recompute").boolean();
+    saves.push_back(std::move(rec));
+  }
+  return saves;
+}
+
+// /micro_batches/i.
+void read_micro_batch(const Reader& rd, const JsonReader& e, int i, const DumpDims& dims, RunRecord& r) {
+  const auto& cfg = r.config;
+  const auto& [per, steps, training, act_shape, sp, tp, grad_shape, act] = dims;
+  e.expect_object({"step", "micro_batch", "loss", "input", "target", "output", "input_grad", "param_grads",
+                   "rng_after", "saved_bytes_per_layer", "saved_tensors", "saved_peak", "saved_after_forward",
+                   "host_resident_after_forward", "offloaded_bytes", "reloaded_bytes"});
+  if (rd.need(e, "step").integer(0, 1 << 30) != i / per) e.at("step").fail("expected step " + std::to_string(i / per));
+  if (rd.need(e, "micro_batch").integer(0, 1 << 30) != i % per)
+    e.at("micro_batch").fail("expected micro-batch " + std::to_string(i % per));
+  r.losses.push_back(read_loss(rd, e));
+  const std::string stem = mb_stem(i / per, i % per);
+  auto activation = [&](const char* key, const Shape& want, const char* what) {
+    Tensor t = rd.tensor(rd.need(e, key), stem + "." + key);
+    if (t.shape() != want || t.dtype() != act)
+      e.at(key).fail("a " + std::string(dtype_name(t.dtype())) + " " + shape_str(t.shape()) +
+                     " tensor; the config's activations are " + std::string(dtype_name(act)) + " " +
+                     shape_str(want) + " " + what);
+    return t;
+  };
+  r.inputs.push_back(activation("input", act_shape, "(s*b, h)"));
+  r.targets.push_back(activation("target", act_shape, "(s*b, h)"));
+  r.outputs.push_back(activation("output", act_shape, "(s*b, h)"));
+  if (training) {
+    if (rd.need(e, "input_grad").json().is_null()) e.at("input_grad").fail("a training run has an input gradient");
+    r.input_grads.push_back(activation("input_grad", grad_shape, sp ? "(s/tp*b, h): this rank's sequence shard" : "(s*b, h)"));
+  } else {
+    if (e.has("input_grad") && !e.at("input_grad").json().is_null())
+      e.at("input_grad").fail("an eval run (run.training = false) has no input gradient: write null");
+    r.input_grads.emplace_back();
+  }
+  r.grads_after_micro_batch.push_back(rd.named(rd.need(e, "param_grads")));
+  check_names_match(r.grads_after_micro_batch.back(), r.grads, e.at("param_grads"), "/steps/*/grads");
+  if (r.seed_offset_rng) r.rng_after.push_back(rd.states(rd.need(e, "rng_after")));
+  else r.rng_after_opaque.push_back(rd.opaque_states(rd.need(e, "rng_after")));
+  const JsonReader sb = rd.need(e, "saved_bytes_per_layer");
+  if (sb.array_size() != static_cast<size_t>(cfg.model.num_layers))
+    sb.fail(std::to_string(sb.array_size()) + " layers, the config has model.num_layers = " +
+            std::to_string(cfg.model.num_layers));
+  std::vector<int64_t> per_layer;
+  for (size_t l = 0; l < sb.array_size(); ++l) per_layer.push_back(rd.i64(sb.at(l)));
+  r.saved_bytes_per_layer.push_back(std::move(per_layer));
+  if (e.has("saved_tensors")) {
+    r.saves_per_micro_batch.push_back(read_saves(rd, e.at("saved_tensors")));
+  } else {
+    r.not_recorded.insert("saved_tensors");
+  }
+  if (e.has("saved_peak")) r.saved_peaks.push_back(rd.i64(e.at("saved_peak")));
+  else r.not_recorded.insert("saved_peak");
+  if (e.has("saved_after_forward")) {
+    r.saved_after_forward.push_back(rd.i64(e.at("saved_after_forward")));
+    r.host_resident_after_forward.push_back(rd.i64(rd.need(e, "host_resident_after_forward")));
+  } else {
+    r.not_recorded.insert("saved_after_forward");
+  }
+  if (e.has("offloaded_bytes")) {
+    r.offloaded_bytes.push_back(rd.i64(e.at("offloaded_bytes")));
+    r.reloaded_bytes.push_back(rd.i64(rd.need(e, "reloaded_bytes")));
+  }
+}
+
+// /micro_batches: every micro-batch, and the optional fields given for all or none.
+void read_micro_batches(const Reader& rd, const JsonReader& root, const DumpDims& dims, RunRecord& r) {
+  const int per = dims.per, steps = dims.steps;
   const JsonReader ml = rd.need(root, "micro_batches");
   if (ml.array_size() != static_cast<size_t>(steps * per))
     ml.fail(std::to_string(ml.array_size()) + " micro-batches, the config has run.steps x run.micro_batches = " +
             std::to_string(steps * per));
-  for (int i = 0; i < steps * per; ++i) {
-    const JsonReader e = ml.at(static_cast<size_t>(i));
-    e.expect_object({"step", "micro_batch", "loss", "input", "target", "output", "input_grad", "param_grads",
-                     "rng_after", "saved_bytes_per_layer", "saved_tensors", "saved_peak", "saved_after_forward",
-                     "host_resident_after_forward", "offloaded_bytes", "reloaded_bytes"});
-    if (rd.need(e, "step").integer(0, 1 << 30) != i / per) e.at("step").fail("expected step " + std::to_string(i / per));
-    if (rd.need(e, "micro_batch").integer(0, 1 << 30) != i % per)
-      e.at("micro_batch").fail("expected micro-batch " + std::to_string(i % per));
-    const JsonReader loss = rd.need(e, "loss");
-    loss.expect_object({"value", "bits"});
-    const std::string bits = rd.need(loss, "bits").str();
-    uint64_t u = 0;
-    if (bits.size() != 18 || bits.compare(0, 2, "0x") != 0 ||
-        bits.find_first_not_of("0123456789abcdefABCDEF", 2) != std::string::npos)
-      loss.at("bits").fail("expected the double's 64 bits as \"0x\" and 16 hex digits");
-    u = std::stoull(bits.substr(2), nullptr, 16);
-    double v;
-    std::memcpy(&v, &u, sizeof v);
-    if (loss.has("value") && !loss.at("value").json().is_null()) {  // NaN is written as null
-      const double shown = loss.at("value").number(-std::numeric_limits<double>::max(), std::numeric_limits<double>::max());
-      if (std::memcmp(&shown, &v, sizeof v) != 0 && !(shown == v))
-        loss.at("value").fail("disagrees with its bits " + bits);
-    }
-    r.losses.push_back(v);
-    const std::string stem = mb_stem(i / per, i % per);
-    auto activation = [&](const char* key, const Shape& want, const char* what) {
-      Tensor t = rd.tensor(rd.need(e, key), stem + "." + key);
-      if (t.shape() != want || t.dtype() != act)
-        e.at(key).fail("a " + std::string(dtype_name(t.dtype())) + " " + shape_str(t.shape()) +
-                       " tensor; the config's activations are " + std::string(dtype_name(act)) + " " +
-                       shape_str(want) + " " + what);
-      return t;
-    };
-    r.inputs.push_back(activation("input", act_shape, "(s*b, h)"));
-    r.targets.push_back(activation("target", act_shape, "(s*b, h)"));
-    r.outputs.push_back(activation("output", act_shape, "(s*b, h)"));
-    if (training) {
-      if (rd.need(e, "input_grad").json().is_null()) e.at("input_grad").fail("a training run has an input gradient");
-      r.input_grads.push_back(activation("input_grad", grad_shape, sp ? "(s/tp*b, h): this rank's sequence shard" : "(s*b, h)"));
-    } else {
-      if (e.has("input_grad") && !e.at("input_grad").json().is_null())
-        e.at("input_grad").fail("an eval run (run.training = false) has no input gradient: write null");
-      r.input_grads.emplace_back();
-    }
-    r.grads_after_micro_batch.push_back(rd.named(rd.need(e, "param_grads")));
-    check_names_match(r.grads_after_micro_batch.back(), r.grads, e.at("param_grads"), "/steps/*/grads");
-    if (r.seed_offset_rng) r.rng_after.push_back(rd.states(rd.need(e, "rng_after")));
-    else r.rng_after_opaque.push_back(rd.opaque_states(rd.need(e, "rng_after")));
-    const JsonReader sb = rd.need(e, "saved_bytes_per_layer");
-    if (sb.array_size() != static_cast<size_t>(cfg.model.num_layers))
-      sb.fail(std::to_string(sb.array_size()) + " layers, the config has model.num_layers = " +
-              std::to_string(cfg.model.num_layers));
-    std::vector<int64_t> per_layer;
-    for (size_t l = 0; l < sb.array_size(); ++l) per_layer.push_back(rd.i64(sb.at(l)));
-    r.saved_bytes_per_layer.push_back(std::move(per_layer));
-    if (e.has("saved_tensors")) {
-      const JsonReader st = e.at("saved_tensors");
-      std::vector<SaveRecord> saves;
-      for (size_t k = 0; k < st.array_size(); ++k) {
-        const JsonReader s = st.at(k);
-        s.expect_object({"module", "tensor", "bytes", "category", "storage", "offset", "recompute"});
-        SaveRecord rec;
-        rec.module_path = rd.need(s, "module").str();
-        rec.tensor = rd.need(s, "tensor").str();
-        rec.bytes = rd.i64(rd.need(s, "bytes"));
-        rec.category = s.has("category") ? parse_category(s.at("category")) : Category::saved_activation;
-        rec.storage_id = s.has("storage") ? rd.u64(s.at("storage")) : 0;
-        rec.offset = s.has("offset") ? rd.i64(s.at("offset")) : 0;
-        rec.recompute = s.has("recompute") && s.at("recompute").boolean();
-        saves.push_back(std::move(rec));
-      }
-      r.saves_per_micro_batch.push_back(std::move(saves));
-    } else {
-      r.not_recorded.insert("saved_tensors");
-    }
-    if (e.has("saved_peak")) r.saved_peaks.push_back(rd.i64(e.at("saved_peak")));
-    else r.not_recorded.insert("saved_peak");
-    if (e.has("saved_after_forward")) {
-      r.saved_after_forward.push_back(rd.i64(e.at("saved_after_forward")));
-      r.host_resident_after_forward.push_back(rd.i64(rd.need(e, "host_resident_after_forward")));
-    } else {
-      r.not_recorded.insert("saved_after_forward");
-    }
-    if (e.has("offloaded_bytes")) {
-      r.offloaded_bytes.push_back(rd.i64(e.at("offloaded_bytes")));
-      r.reloaded_bytes.push_back(rd.i64(rd.need(e, "reloaded_bytes")));
-    }
-  }
+  for (int i = 0; i < steps * per; ++i) read_micro_batch(rd, ml.at(static_cast<size_t>(i)), i, dims, r);
   if (!r.saves_per_micro_batch.empty()) {
     if (r.saves_per_micro_batch.size() != r.losses.size())
       ml.fail("saved_tensors is given for some micro-batches only");
@@ -686,52 +733,55 @@ DumpedRun read_dump(const fs::path& dir) {
     ml.fail("saved_after_forward is given for some micro-batches only");
   if (r.offloaded_bytes.size() != r.losses.size() && !r.offloaded_bytes.empty())
     ml.fail("offloaded_bytes is given for some micro-batches only");
+}
 
-  // Masks.
-  const JsonReader mk = rd.need(root, "masks");
-  for (size_t k = 0; k < mk.array_size(); ++k) {
-    const JsonReader e = mk.at(k);
-    e.expect_object({"site", "kind", "stream", "seed", "offset", "step", "micro_batch", "draw", "p", "layout", "mask"});
-    MaskRecord m;
-    m.site = rd.need(e, "site").str();
-    m.kind = rd.need(e, "kind").str();
-    if (m.kind != "attention" && m.kind != "hidden" && m.kind != "expert")
-      e.at("kind").fail("expected \"attention\", \"hidden\" or \"expert\"");
-    m.generator = rd.need(e, "stream").str();
-    if (r.seed_offset_rng) {
-      m.seed = rd.u64(rd.need(e, "seed"));
-      m.offset = rd.u64(rd.need(e, "offset"));
-    }
-    m.step = static_cast<int>(rd.need(e, "step").integer(0, steps - 1));
-    m.micro_batch = static_cast<int>(rd.need(e, "micro_batch").integer(0, per - 1));
-    const std::string draw = rd.need(e, "draw").str();
-    if (draw != "forward" && draw != "recompute") e.at("draw").fail("expected \"forward\" or \"recompute\"");
-    m.recompute = draw == "recompute";
-    m.p = rd.need(e, "p").number(0.0, 1.0);
-    const std::string layout = rd.need(e, "layout").str();
-    const std::string want_layout = m.kind == "attention" ? "attention_mask" : m.kind == "hidden" ? "hidden_mask" : "rows";
-    if (layout != want_layout) e.at("layout").fail("a " + m.kind + " mask has layout \"" + want_layout + "\"");
-    m.mask = rd.tensor(rd.need(e, "mask"), m.site + ".mask");
-    if (m.mask.dtype() != DType::u8) e.at("mask").fail("masks are u8 (1 keep, 0 drop)");
-    // The layouts (/layouts) fix the shapes of attention and hidden masks on this rank.
-    Shape want_shape;
-    if (m.kind == "attention")
-      want_shape = {cfg.model.micro_batch_size, cfg.model.num_attention_heads / tp, cfg.model.seq_length,
-                    cfg.model.seq_length};
-    else if (m.kind == "hidden")
-      want_shape = grad_shape;
-    if (!want_shape.empty() && m.mask.shape() != want_shape)
-      e.at("mask").at("shape").fail("a " + m.kind + " mask of this config on this rank is " + shape_str(want_shape) +
-                                    (m.kind == "attention" ? " (b, heads / tp, s, s)" : sp ? " (s/tp*b, h)" : " (s*b, h)"));
-    m.shape = m.mask.shape();
-    m.numel = m.mask.numel();
-    const auto* bytes = reinterpret_cast<const uint8_t*>(m.mask.numel() ? m.mask.bytes() : nullptr);
-    for (int64_t x = 0; x < m.numel; ++x)
-      if (bytes[x] > 1) e.at("mask").fail("element " + std::to_string(x) + " is " + std::to_string(bytes[x]) + ", not 0 or 1");
-    m.digest = fnv1a64(bytes, static_cast<size_t>(m.numel));
-    r.masks.push_back(std::move(m));
+// /masks/k: a dropout draw, its bytes 0 or 1 in the shape the layouts fix.
+MaskRecord read_mask(const Reader& rd, const JsonReader& e, const DumpDims& dims, const RunRecord& r) {
+  const auto& cfg = r.config;
+  const auto& [per, steps, training, act_shape, sp, tp, grad_shape, act] = dims;
+  e.expect_object({"site", "kind", "stream", "seed", "offset", "step", "micro_batch", "draw", "p", "layout", "mask"});
+  MaskRecord m;
+  m.site = rd.need(e, "site").str();
+  m.kind = rd.need(e, "kind").str();
+  if (m.kind != "attention" && m.kind != "hidden" && m.kind != "expert")
+    e.at("kind").fail("expected \"attention\", \"hidden\" or \"expert\"");
+  m.generator = rd.need(e, "stream").str();
+  if (r.seed_offset_rng) {
+    m.seed = rd.u64(rd.need(e, "seed"));
+    m.offset = rd.u64(rd.need(e, "offset"));
   }
+  m.step = static_cast<int>(rd.need(e, "step").integer(0, steps - 1));
+  m.micro_batch = static_cast<int>(rd.need(e, "micro_batch").integer(0, per - 1));
+  const std::string draw = rd.need(e, "draw").str();
+  if (draw != "forward" && draw != "recompute") e.at("draw").fail("expected \"forward\" or \"recompute\"");
+  m.recompute = draw == "recompute";
+  m.p = rd.need(e, "p").number(0.0, 1.0);
+  const std::string layout = rd.need(e, "layout").str();
+  const std::string want_layout = m.kind == "attention" ? "attention_mask" : m.kind == "hidden" ? "hidden_mask" : "rows";
+  if (layout != want_layout) e.at("layout").fail("a " + m.kind + " mask has layout \"" + want_layout + "\"");
+  m.mask = rd.tensor(rd.need(e, "mask"), m.site + ".mask");
+  if (m.mask.dtype() != DType::u8) e.at("mask").fail("masks are u8 (1 keep, 0 drop)");
+  // The layouts (/layouts) fix the shapes of attention and hidden masks on this rank.
+  Shape want_shape;
+  if (m.kind == "attention")
+    want_shape = {cfg.model.micro_batch_size, cfg.model.num_attention_heads / tp, cfg.model.seq_length,
+                  cfg.model.seq_length};
+  else if (m.kind == "hidden")
+    want_shape = grad_shape;
+  if (!want_shape.empty() && m.mask.shape() != want_shape)
+    e.at("mask").at("shape").fail("a " + m.kind + " mask of this config on this rank is " + shape_str(want_shape) +
+                                  (m.kind == "attention" ? " (b, heads / tp, s, s)" : sp ? " (s/tp*b, h)" : " (s*b, h)"));
+  m.shape = m.mask.shape();
+  m.numel = m.mask.numel();
+  const auto* bytes = reinterpret_cast<const uint8_t*>(m.mask.numel() ? m.mask.bytes() : nullptr);
+  for (int64_t x = 0; x < m.numel; ++x)
+    if (bytes[x] > 1) e.at("mask").fail("element " + std::to_string(x) + " is " + std::to_string(bytes[x]) + ", not 0 or 1");
+  m.digest = fnv1a64(bytes, static_cast<size_t>(m.numel));
+  return m;
+}
 
+// /counts, /side_effects and /memory; what is absent is noted as not recorded.
+void read_optional(const Reader& rd, const JsonReader& root, RunRecord& r) {
   if (root.has("counts")) {
     const JsonReader c = root.at("counts");
     if (!c.json().is_object()) c.fail("expected an object mapping module paths to {original, recompute}");
@@ -760,6 +810,10 @@ DumpedRun read_dump(const fs::path& dir) {
   memory("saved_peak", r.saved_peak);
   memory("device_peak", r.device_peak);
   memory("workspace_peak", r.workspace_peak);
+}
+
+// /rcts: rcts's own plan, workspace allocations and offload report.
+void read_rcts_fields(const Reader& rd, const JsonReader& root, RunRecord& r) {
   if (root.has("rcts")) {
     const JsonReader x = root.at("rcts");
     x.expect_object({"plan", "workspace_heap_allocations", "offload_report"});
@@ -781,6 +835,10 @@ DumpedRun read_dump(const fs::path& dir) {
     }
     if (x.has("offload_report")) r.offload = parse_offload(rd, x.at("offload_report"));
   }
+}
+
+// /not_recorded.
+void read_not_recorded(const JsonReader& root, RunRecord& r) {
   if (root.has("not_recorded")) {
     // What the writer declares it could not observe, with why; the field itself must be
     // absent, so no check reads a value the writer says is not evidence.
@@ -794,7 +852,41 @@ DumpedRun read_dump(const fs::path& dir) {
       r.not_recorded_why[field] = reason;
     }
   }
-  return d;
 }
 
+}  // namespace
+
+DumpedRun read_dump(const fs::path& dir) {
+  const fs::path path = dir / kDumpManifest;
+  if (!fs::is_regular_file(path)) throw Error(path.string() + ": no dump manifest (a dump directory holds dump.json)");
+  const Reader rd(dir, path.string());
+  if (const auto out = rd.outside_the_dump(path)) throw Error(path.string() + ": the dump manifest " + *out);
+  const json j = read_json_file(path, "dump manifest");
+  const std::string file = path.string();
+  const JsonReader root(file, j);
+  root.expect_object({"format", "version", "case", "run", "implementation", "rank", "config", "layouts", "rng_initial",
+                      "micro_batches", "steps", "parameters", "masks", "counts", "side_effects", "memory", "rcts",
+                      "not_recorded"});
+  if (rd.need(root, "format").str() != kFormat) root.at("format").fail("not an rcts dump (expected \"rcts-dump\")");
+  if (const int64_t v = rd.need(root, "version").integer(0, 1 << 20); v != kDumpVersion)
+    root.at("version").fail("this rcts reads dump format version " + std::to_string(kDumpVersion));
+
+  DumpedRun d;
+  d.dir = dir;
+  DumpMeta& meta = d.meta;
+  RunRecord& r = d.record;
+  r.not_recorded.clear();
+
+  read_identity(rd, root, file, meta, r);
+  const DumpDims dims = dims_of(r.config);
+  if (r.seed_offset_rng) r.rng_initial = rd.states(rd.need(root, "rng_initial"));
+  read_steps(rd, root, dims, r);
+  read_micro_batches(rd, root, dims, r);
+  const JsonReader mk = rd.need(root, "masks");
+  for (size_t k = 0; k < mk.array_size(); ++k) r.masks.push_back(read_mask(rd, mk.at(k), dims, r));
+  read_optional(rd, root, r);
+  read_rcts_fields(rd, root, r);
+  read_not_recorded(root, r);
+  return d;
+}
 }  // namespace rcts::harness

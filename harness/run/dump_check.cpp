@@ -175,25 +175,26 @@ std::vector<CaseResult> check_dump_groups(const std::vector<Case>& cases, const 
     if (c == cases.end())
       throw Error((g.runs.begin()->second / kDumpManifest).string() + ": /case/id = \"" + g.case_id +
                   "\": no such case in the case set (give its file or directory with --cases)");
-    if (o.filter.empty() || glob_match(o.filter, g.case_id)) selected.push_back(&g);
+    if (o.scope.filter.empty() || glob_match(o.scope.filter, g.case_id)) selected.push_back(&g);
   }
-  const int rank = o.world ? o.world->rank() : 0;
+  const int rank = o.scope.world ? o.scope.world->rank() : 0;
   std::vector<CaseResult> results;
   int i = 0;
   for (const DumpGroup* g : selected) {
     const Case& c = *std::find_if(cases.begin(), cases.end(), [&](const Case& x) { return x.id == g->case_id; });
-    if (g->world_size != o.world_size) {
+    if (g->world_size != o.scope.world_size) {
       CaseResult r;
       r.id = c.id;
       r.file = c.file.string();
       r.outcome = Outcome::error;
       r.reason = "dumped from " + std::to_string(g->world_size) + " rank(s), this check runs on " +
-                 std::to_string(o.world_size) + ": run `mpirun -n " + std::to_string(g->world_size) + " rcts check ...`";
+                 std::to_string(o.scope.world_size) + ": run `mpirun -n " + std::to_string(g->world_size) +
+                 " rcts check ...`";
       results.push_back(std::move(r));
     } else {
       const DumpSource source(*g, rank);
       RunOptions on = o;
-      on.records = &source;
+      on.scope.records = &source;
       results.push_back(run_case(c, on));
       // A dumped run no check read would pass unjudged: the dump is not this case's.
       if (const auto extra = source.unread(); !extra.empty() && (results.back().outcome == Outcome::pass || results.back().outcome == Outcome::fail)) {

@@ -45,7 +45,7 @@ class DumpSource : public RecordSource {
 };
 
 // Runs the checks of every dumped case (found by id in `cases`, filtered by
-// options.filter) over its dumps, one result per case and backend, reporting progress
+// options.scope.filter) over its dumps, one result per case and backend, reporting progress
 // like run_cases. A group dumped from another number of ranks than this run has is an
 // error result saying how to run it.
 std::vector<CaseResult> check_dump_groups(const std::vector<Case>& cases, const std::vector<DumpGroup>& groups,

@@ -56,8 +56,8 @@ std::string change_to(const fs::path& file, const Golden& now, std::string& verb
 // The f64 oracle's word on a golden case's baseline at this world size: "" when it
 // agrees or does not apply (`summary` says which), else why it disagrees.
 std::string oracle_disagreement(const Case& c, const RunOptions& o, std::string& summary) {
-  if (o.world_size != 1) {
-    summary = "f64 oracle: not applicable at " + std::to_string(o.world_size) + " ranks";
+  if (o.scope.world_size != 1) {
+    summary = "f64 oracle: not applicable at " + std::to_string(o.scope.world_size) + " ranks";
     return "";
   }
   const oracle::OraclePlan plan = oracle::plan_oracle_comparison(c.id, case_config(c, nullptr), c.seed_ranks);
@@ -65,7 +65,7 @@ std::string oracle_disagreement(const Case& c, const RunOptions& o, std::string&
     summary = "f64 oracle: not applicable (" + plan.skip + ")";
     return "";
   }
-  const RunRecord ref = execute(plan.config, *o.backend, c.seed_ranks);
+  const RunRecord ref = execute(plan.config, *o.scope.backend, c.seed_ranks);
   const oracle::OracleComparison cmp = oracle::compare_with_oracle(plan.id, plan.config, ref, plan.run);
   if (cmp.failures.empty()) {
     summary = "f64 oracle agrees" + std::string(plan.note.empty() ? "" : " (as f32)");
@@ -79,32 +79,81 @@ std::string oracle_disagreement(const Case& c, const RunOptions& o, std::string&
 
 }  // namespace
 
-int regen_golden(const std::vector<Case>& cases, const RunOptions& o, std::ostream& out, bool check_only) {
-  RCTS_CHECK(o.backend, "regen-golden: no backend");
-  RCTS_CHECK(o.backend->has_goldens(), "backend '" + o.backend->name() + "' keeps no golden files (its bits depend on "
-                                       "the GPU model and library versions)");
-  RCTS_CHECK(o.backend->golden_name() == o.backend->name(),
-             "backend '" + o.backend->name() + "' reproduces the golden files of '" + o.backend->golden_name() +
-                 "': regenerate them on '" + o.backend->golden_name() + "'");
+namespace {
+
+// The selected cases that keep a golden file; none selected, or none of them keeping
+// one, is an error.
+std::vector<const Case*> golden_selection(const std::vector<Case>& cases, const std::string& filter) {
   std::vector<const Case*> selected, golden_cases;
   for (const auto& c : cases)
-    if (o.filter.empty() || glob_match(o.filter, c.id)) selected.push_back(&c);
+    if (filter.empty() || glob_match(filter, c.id)) selected.push_back(&c);
   if (selected.empty())
-    throw Error(o.filter.empty() ? std::string("regen-golden: the given paths hold no case")
-                                 : "regen-golden: no case matches --filter '" + o.filter + "' (see `rcts list`)");
+    throw Error(filter.empty() ? std::string("regen-golden: the given paths hold no case")
+                               : "regen-golden: no case matches --filter '" + filter + "' (see `rcts list`)");
   for (const Case* c : selected)
     if (c->expect.golden) golden_cases.push_back(c);
   if (golden_cases.empty())
     throw Error("regen-golden: none of the " + std::to_string(selected.size()) +
                 " selected case(s) expects a golden file");
+  return golden_cases;
+}
+
+// Every changed file is written into a copy of the backend's golden directory, which
+// then takes the directory's place in one step (put_directory): a run killed at any
+// moment leaves the old set or the new one, never a mix.
+void write_golden_set(const fs::path& golden_dir, const fs::path& set_dir,
+                      const std::vector<std::pair<fs::path, std::string>>& changed) {
+  try {
+    std::error_code ec;
+    fs::create_directories(golden_dir, ec);
+    if (ec) throw Error("cannot create " + golden_dir.string() + ": " + ec.message());
+    sweep_leftovers(set_dir, "regen");
+    const fs::path staging = make_sibling_dir(set_dir, "regen", "regen-golden " + set_dir.string());
+    struct Cleanup {
+      fs::path dir;
+      ~Cleanup() {
+        std::error_code e;
+        fs::remove_all(dir, e);
+      }
+    } cleanup{staging};
+    if (fs::is_directory(set_dir)) {
+      fs::copy(set_dir, staging, fs::copy_options::recursive | fs::copy_options::copy_symlinks, ec);
+      if (ec) throw Error("cannot copy " + set_dir.string() + " to " + staging.string() + ": " + ec.message());
+    }
+    for (const auto& [file, text] : changed) {
+      const fs::path in_staging = staging / fs::relative(file, set_dir);
+      fs::create_directories(in_staging.parent_path(), ec);
+      write_file_atomic(in_staging, text, /*durable=*/true, /*sweep=*/false);
+    }
+    bool exchanged = false;
+    if (const int err = put_directory(staging, set_dir, /*replace=*/true, exchanged); err != 0)
+      throw Error("cannot put " + staging.string() + " in the place of " + set_dir.string() + ": " +
+                  std::strerror(err));
+    if (!exchanged) cleanup.dir.clear();  // staging is set_dir now
+  } catch (const Error& e) {
+    throw Error(e.message() + "\nno golden file was written");
+  }
+}
+
+}  // namespace
+
+int regen_golden(const std::vector<Case>& cases, const RunOptions& o, std::ostream& out, bool check_only) {
+  RCTS_CHECK(o.scope.backend, "regen-golden: no backend");
+  const Backend& backend = *o.scope.backend;
+  RCTS_CHECK(backend.has_goldens(), "backend '" + backend.name() + "' keeps no golden files (its bits depend on "
+                                    "the GPU model and library versions)");
+  RCTS_CHECK(backend.golden_name() == backend.name(),
+             "backend '" + backend.name() + "' reproduces the golden files of '" + backend.golden_name() +
+                 "': regenerate them on '" + backend.golden_name() + "'");
+  const std::vector<const Case*> golden_cases = golden_selection(cases, o.scope.filter);
   agree_on_case_list(golden_cases, o);
 
   // Run every case first; nothing is written before all of them passed.
   std::map<std::string, Golden> goldens;
   RunOptions ro = o;
-  ro.collect_goldens = &goldens;
-  ro.golden_only = false;
-  ro.dump_dir.reset();
+  ro.sinks.collect_goldens = &goldens;
+  ro.scope.golden_only = false;
+  ro.sinks.dump_dir.reset();
   std::vector<CaseResult> refused;
   const int n = static_cast<int>(golden_cases.size());
   for (int i = 0; i < n; ++i) {
@@ -118,7 +167,7 @@ int regen_golden(const std::vector<Case>& cases, const RunOptions& o, std::ostre
   }
   if (!refused.empty()) {
     out << "refusing to write any golden file: " << refused.size() << " case(s) fail their checks at "
-        << o.world_size << " rank(s):\n";
+        << o.scope.world_size << " rank(s):\n";
     for (const auto& r : refused) out << "  " << r.id << ": " << short_detail(r, 100) << '\n';
     return 1;
   }
@@ -138,21 +187,18 @@ int regen_golden(const std::vector<Case>& cases, const RunOptions& o, std::ostre
     return 1;
   }
   if (goldens.empty()) {
-    out << "no golden case runs at " << o.world_size << " rank(s); 0 golden file(s) written\n";
+    out << "no golden case runs at " << o.scope.world_size << " rank(s); 0 golden file(s) written\n";
     return 0;
   }
-  if (o.world && o.world->rank() != 0) return 0;  // rank 0 holds every rank's digests and writes
+  if (o.scope.world && o.scope.world->rank() != 0) return 0;  // rank 0 holds every rank's digests and writes
 
-  // Every changed file is written into a copy of the backend's golden directory, which
-  // then takes the directory's place in one step (put_directory): a run killed at any
-  // moment leaves the old set or the new one, never a mix.
-  const fs::path set_dir = o.golden_dir / o.backend->golden_name();
+  const fs::path set_dir = o.scope.golden_dir / o.scope.backend->golden_name();
   std::vector<std::pair<fs::path, std::string>> changed;  // file in set_dir, new text
   int unchanged = 0, would_change = 0;
   for (const Case* c : golden_cases) {
     const auto it = goldens.find(c->id);
     if (it == goldens.end()) continue;  // skipped at this world size
-    const fs::path file = golden_path(o.golden_dir, o.backend->golden_name(), c->id, o.world_size);
+    const fs::path file = golden_path(o.scope.golden_dir, o.scope.backend->golden_name(), c->id, o.scope.world_size);
     std::string verb;
     const std::string change = change_to(file, it->second, verb);
     if (change.empty()) {
@@ -164,38 +210,7 @@ int regen_golden(const std::vector<Case>& cases, const RunOptions& o, std::ostre
     ++would_change;
     changed.emplace_back(file, golden_to_json(it->second).dump(1) + "\n");
   }
-  if (!check_only && !changed.empty()) {
-    try {
-      std::error_code ec;
-      fs::create_directories(o.golden_dir, ec);
-      if (ec) throw Error("cannot create " + o.golden_dir.string() + ": " + ec.message());
-      sweep_leftovers(set_dir, "regen");
-      const fs::path staging = make_sibling_dir(set_dir, "regen", "regen-golden " + set_dir.string());
-      struct Cleanup {
-        fs::path dir;
-        ~Cleanup() {
-          std::error_code e;
-          fs::remove_all(dir, e);
-        }
-      } cleanup{staging};
-      if (fs::is_directory(set_dir)) {
-        fs::copy(set_dir, staging, fs::copy_options::recursive | fs::copy_options::copy_symlinks, ec);
-        if (ec) throw Error("cannot copy " + set_dir.string() + " to " + staging.string() + ": " + ec.message());
-      }
-      for (const auto& [file, text] : changed) {
-        const fs::path in_staging = staging / fs::relative(file, set_dir);
-        fs::create_directories(in_staging.parent_path(), ec);
-        write_file_atomic(in_staging, text, /*durable=*/true, /*sweep=*/false);
-      }
-      bool exchanged = false;
-      if (const int err = put_directory(staging, set_dir, /*replace=*/true, exchanged); err != 0)
-        throw Error("cannot put " + staging.string() + " in the place of " + set_dir.string() + ": " +
-                    std::strerror(err));
-      if (!exchanged) cleanup.dir.clear();  // staging is set_dir now
-    } catch (const Error& e) {
-      throw Error(e.message() + "\nno golden file was written");
-    }
-  }
+  if (!check_only && !changed.empty()) write_golden_set(o.scope.golden_dir, set_dir, changed);
   if (unchanged) out << unchanged << " golden file(s) unchanged\n";
   if (check_only) {
     out << (would_change ? std::to_string(would_change) + " golden file(s) would change; --check wrote nothing\n"

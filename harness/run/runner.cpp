@@ -5,7 +5,6 @@
 #include <ctime>
 #include <fstream>
 #include <iomanip>
-#include <map>
 #include <new>
 #include <ostream>
 #include <sstream>
@@ -29,8 +28,6 @@
 #include "harness/checks/mask_oracle.hpp"
 #include "reference/config/config_json.hpp"
 #include "reference/config/validate.hpp"
-#include "reference/core/faults.hpp"
-#include "reference/memory_model/activation_memory.hpp"
 
 namespace rcts::harness {
 
@@ -38,11 +35,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-bool contains(const std::vector<std::string>& v, const std::string& s) {
-  return std::find(v.begin(), v.end(), s) != v.end();
-}
-
-// Writes one run of case c as a format-1 dump under options.dump_dir.
+// Writes one run of case c as a format-1 dump under options.sinks.dump_dir.
 void dump_record(const Case& c, const RunRecord& r, const std::string& run, const std::string& role,
                  const std::string& of_variant, const RunOptions& o) {
   DumpMeta meta;
@@ -51,13 +44,14 @@ void dump_record(const Case& c, const RunRecord& r, const std::string& run, cons
   meta.run = run;
   meta.role = role;
   meta.of_variant = of_variant;
-  meta.world_rank = o.world ? o.world->rank() : 0;
-  meta.world_size = o.world ? o.world->size() : 1;
+  meta.world_rank = o.scope.world ? o.scope.world->rank() : 0;
+  meta.world_size = o.scope.world ? o.scope.world->size() : 1;
   meta.version = std::string(kVersion) + " (" + kGitSha + ")";
   try {
-    write_dump(dump_dir_of(*o.dump_dir, c.id, r.backend, run, meta.world_rank), meta, r);
+    write_dump(dump_dir_of(*o.sinks.dump_dir, c.id, r.backend, run, meta.world_rank), meta, r);
   } catch (const std::exception& e) {
-    if (o.dump_failure && o.dump_failure->empty()) *o.dump_failure = "case " + c.id + ", run '" + run + "': " + e.what();
+    if (o.sinks.dump_failure && o.sinks.dump_failure->empty())
+      *o.sinks.dump_failure = "case " + c.id + ", run '" + run + "': " + e.what();
     throw;
   }
 }
@@ -72,28 +66,28 @@ struct RankContext {
 
 RankContext rank_context(const Config& cfg, const Case& c, const RunOptions& o) {
   RankContext rc;
-  if (!o.world || o.world->size() == 1) {
+  if (!o.scope.world || o.scope.world->size() == 1) {
     rc.coords = c.seed_ranks;
     return rc;
   }
   const auto& p = cfg.parallel;
-  rc.layout = make_layout(o.world->size(), p.tensor_model_parallel_size, p.expert_model_parallel_size,
+  rc.layout = make_layout(o.scope.world->size(), p.tensor_model_parallel_size, p.expert_model_parallel_size,
                           p.expert_tensor_parallel_size, p.pipeline_model_parallel_size);
-  if (!o.records || o.reference)  // dumps need no communication, rcts's reference runs do
-    rc.groups.emplace(make_groups(o.device_world ? *o.device_world : *o.world, rc.layout));
-  rc.coords = coords_of(rc.layout, o.world->rank());
+  if (!o.scope.records || o.scope.reference)  // dumps need no communication, rcts's reference runs do
+    rc.groups.emplace(make_groups(o.scope.device_world ? *o.scope.device_world : *o.scope.world, rc.layout));
+  rc.coords = coords_of(rc.layout, o.scope.world->rank());
   return rc;
 }
 
 RunRecord run_config(const Config& cfg, const RankContext& rc, const RunOptions& o) {
-  RCTS_CHECK(o.backend, "run options name no backend");
+  RCTS_CHECK(o.scope.backend, "run options name no backend");
   // The MPI communicator moves host bytes; device memory needs the backend's device world.
-  RCTS_CHECK(!rc.groups || o.device_world || o.backend->memory().host_accessible(Domain::device),
-             "backend '" + o.backend->name() + "' keeps tensors in device memory, which the host communicator cannot "
+  RCTS_CHECK(!rc.groups || o.scope.device_world || o.scope.backend->memory().host_accessible(Domain::device),
+             "backend '" + o.scope.backend->name() + "' keeps tensors in device memory, which the host communicator cannot "
              "move, and has no device communicator");
   ExecuteOptions eo;
-  eo.record_all = o.dump_dir.has_value() || o.reference.has_value();
-  RunRecord r = execute(cfg, *o.backend, rc.coords, rc.groups ? &*rc.groups : nullptr, eo);
+  eo.record_all = o.sinks.dump_dir.has_value() || o.scope.reference.has_value();
+  RunRecord r = execute(cfg, *o.scope.backend, rc.coords, rc.groups ? &*rc.groups : nullptr, eo);
   if (auto why = device_pool_disagreement(r)) throw Error(*why);
   return r;
 }
@@ -101,7 +95,7 @@ RunRecord run_config(const Config& cfg, const RankContext& rc, const RunOptions&
 // run_config after the resource estimate: a config over the limits never starts.
 RunRecord run_within_limits(const Config& cfg, const RankContext& rc, const Case& c, const std::string& label,
                             const RunOptions& o) {
-  check_run_limits(cfg, "case " + c.id + " (" + label + ")", o.limits);
+  check_run_limits(cfg, "case " + c.id + " (" + label + ")", o.scope.limits);
   return run_config(cfg, rc, o);
 }
 
@@ -111,14 +105,14 @@ RunRecord run_within_limits(const Config& cfg, const RankContext& rc, const Case
 RunRecord obtain(const Config& cfg, const RankContext& rc, const Case& c, const std::string& run,
                  const std::string& label, const std::string& of_variant, const RunOptions& o,
                  std::vector<CheckResult>& checks) {
-  if (o.records) {
-    RunRecord r = o.records->record(c, run, cfg, rc.coords);
-    if (o.reference)
-      checks.push_back(compare_with_reference(run_within_limits(cfg, rc, c, label, o), r, *o.reference, label));
+  if (o.scope.records) {
+    RunRecord r = o.scope.records->record(c, run, cfg, rc.coords);
+    if (o.scope.reference)
+      checks.push_back(compare_with_reference(run_within_limits(cfg, rc, c, label, o), r, *o.scope.reference, label));
     return r;
   }
   RunRecord r = run_within_limits(cfg, rc, c, label, o);
-  if (o.dump_dir)
+  if (o.sinks.dump_dir)
     dump_record(c, r, run, run == "baseline" ? "baseline" : of_variant.empty() ? "variant" : "rerun", of_variant, o);
   return r;
 }
@@ -132,7 +126,7 @@ Outcome combine(const std::vector<CheckResult>& checks) {
 // What the checks see of the options: the world, the backend the runs executed on
 // (none when they come from dumps) and where golden files are.
 CheckEnv check_env(const RunOptions& o) {
-  return {o.world, o.records ? nullptr : o.backend, o.golden_dir, o.collect_goldens};
+  return {o.scope.world, o.scope.records ? nullptr : o.scope.backend, o.scope.golden_dir, o.sinks.collect_goldens};
 }
 
 }  // namespace
@@ -141,112 +135,112 @@ CaseResult run_case_on_this_rank(const Case& c, const RunOptions& o);
 
 CaseResult run_case(const Case& c, const RunOptions& o) {
   CaseResult r = [&] {
-    if (!o.world || o.world->size() == 1) return run_case_on_this_rank(c, o);
-    if (!o.agreement) return merge_across_ranks(run_case_on_this_rank(c, o), *o.world);
+    if (!o.scope.world || o.scope.world->size() == 1) return run_case_on_this_rank(c, o);
+    if (!o.scope.agreement) return merge_across_ranks(run_case_on_this_rank(c, o), *o.scope.world);
     // Every rank checks that all ranks can run the same case before any collective.
     if (auto refused = agree_before_case(c, o)) return *refused;
     return agree_after_case(run_case_on_this_rank(c, o), o);
   }();
-  r.backend = o.backend ? o.backend->name() : "";
-  if (o.report) o.report->finish_case(c, r);
+  r.backend = o.scope.backend ? o.scope.backend->name() : "";
+  if (o.sinks.report) o.sinks.report->finish_case(c, r);
   return r;
 }
 
-CaseResult run_case_on_this_rank(const Case& c, const RunOptions& o) {
-  CaseResult res;
-  res.id = c.id;
-  res.file = c.file.string();
-  const auto t0 = std::chrono::steady_clock::now();
-  auto finish = [&]() -> CaseResult {
-    res.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    return res;
-  };
-  RCTS_CHECK(o.backend || o.records, "run options name no backend");
-  if (!o.records && !case_runs_on(c, *o.backend)) {
+namespace {
+
+using Firsts = std::vector<std::pair<std::string, Divergence>>;
+
+// Why the case does not run here (it lists other backends or other world sizes).
+std::optional<std::string> skip_reason(const Case& c, const RunOptions& o) {
+  if (!o.scope.records && !case_runs_on(c, *o.scope.backend)) {
     std::string listed;
     for (const auto& b : c.backends) listed += (listed.empty() ? "" : ", ") + b;
-    res.outcome = Outcome::skip;
-    res.reason = "case runs on " + listed + ", not on '" + o.backend->name() + "'";
-    return finish();
+    return "case runs on " + listed + ", not on '" + o.scope.backend->name() + "'";
   }
-  if (std::find(c.ranks.begin(), c.ranks.end(), o.world_size) == c.ranks.end()) {
+  if (std::find(c.ranks.begin(), c.ranks.end(), o.scope.world_size) == c.ranks.end()) {
     std::string r;
     for (int n : c.ranks) r += (r.empty() ? "" : ", ") + std::to_string(n);
-    res.outcome = Outcome::skip;
-    res.reason = "needs " + r + " ranks, this run has " + std::to_string(o.world_size);
-    return finish();
+    return "needs " + r + " ranks, this run has " + std::to_string(o.scope.world_size);
   }
-  // Each failing run's first divergence, for a reason that leads with the cause.
-  std::vector<std::pair<std::string, Divergence>> firsts;
-  const CheckEnv env = check_env(o);
-  try {
-    const auto kinds = requested_kinds(c.expect);
-    if (c.expect.config_error) {
-      // Judged on the config alone: nothing runs.
-      static const RunRecord nothing;
-      static const GroupLayout one_rank;
-      const CheckContext x{c, env, false, nothing, one_rank, nullptr, nullptr, nullptr, {}};
-      for (const CheckKind* k : kinds)
-        if (k->runs_without_execution) k->on_case_end(x, res.checks);
-    } else {
-      Config base_cfg = case_config(c, nullptr);
-      auto unsupported = check_supported(base_cfg);
-      if (unsupported.empty())
-        for (const auto& v : c.variants) {
-          auto more = check_supported(apply_overrides(base_cfg, v.patch, c.file.string(), variant_config_path(c, v.name)));
-          unsupported.insert(unsupported.end(), more.begin(), more.end());
-        }
-      if (!unsupported.empty()) {
-        res.outcome = Outcome::skip;
-        res.reason = "not implemented yet: " + unsupported.front().message;
-        return finish();
-      }
-      const RankContext base_rc = rank_context(base_cfg, c, o);
-      const RunRecord base = obtain(base_cfg, base_rc, c, "baseline", "baseline", "", o, res.checks);
-      if (o.report) o.report->add_run(base, "baseline");
-      const bool multi = o.world && o.world->size() > 1;
-      if (o.world && o.world->rank() == o.test_throw_on_rank) throw Error("injected failure (RCTS_TEST_THROW_ON_RANK)");
-      CheckContext x{c, env, multi, base, base_rc.layout, nullptr, nullptr, nullptr, {}};
-      if (o.golden_only) {
-        if (const CheckKind* g = find_check_kind("golden"); g->requested(c.expect)) g->on_case_end(x, res.checks);
-        res.outcome = combine(res.checks);
-        return finish();
-      }
-      // Registry order: every kind the case asks for, on the baseline, then on each
-      // variant (when the case or the variant asks), then once at the end.
-      for (const CheckKind* k : kinds)
-        if (k->on_baseline) run_check_pass(*k, k->on_baseline, x, res.checks);
-      place_failures(base, base, "baseline", res.checks, 0, firsts);
-      for (const auto& v : c.variants) {
-        const Config vcfg = case_config(c, &v);
-        const RankContext vrc = rank_context(vcfg, c, o);
-        const RunRecord run = obtain(vcfg, vrc, c, v.name, "variant '" + v.name + "'", "", o, res.checks);
-        if (o.report) o.report->add_run(run, v.name);
-        CheckContext vx = x;
-        vx.variant = &v;
-        vx.run = &run;
-        vx.layout = &vrc.layout;
-        vx.rerun = [&](const Config& cfg, const std::string& label) {
-          return obtain(cfg, vrc, c, label, label, v.name, o, res.checks);
-        };
-        const size_t before = res.checks.size();
-        for (const auto& k : check_kinds())
-          if (k.on_variant && (k.requested(c.expect) || k.requested(v.expect))) run_check_pass(k, k.on_variant, vx, res.checks);
-        place_failures(base, run, v.name, res.checks, before, firsts);
-      }
-      for (const CheckKind* k : kinds)
-        if (k->on_case_end) run_check_pass(*k, k->on_case_end, x, res.checks);
+  return std::nullopt;
+}
+
+// What rcts does not implement of the baseline or a variant, or nothing.
+std::optional<std::string> unsupported_reason(const Case& c, const Config& base_cfg) {
+  auto unsupported = check_supported(base_cfg);
+  if (unsupported.empty())
+    for (const auto& v : c.variants) {
+      auto more = check_supported(apply_overrides(base_cfg, v.patch, c.file.string(), variant_config_path(c, v.name)));
+      unsupported.insert(unsupported.end(), more.begin(), more.end());
     }
-    res.outcome = combine(res.checks);
-  } catch (const std::bad_alloc&) {
-    // The estimate let it through, yet an allocation failed: this case errors, the
-    // run goes on with the others.
-    res.outcome = Outcome::error;
-    res.reason = "case " + c.id + " (" + c.file.string() + "): out of memory (std::bad_alloc) while running it";
-  } catch (const std::exception& e) {
-    res.outcome = Outcome::error;
-    res.reason = e.what();
+  if (unsupported.empty()) return std::nullopt;
+  return "not implemented yet: " + unsupported.front().message;
+}
+
+// Runs the case's baseline and variants and their checks into res.checks, noting each
+// failing run's first divergence in `firsts`. True when res is final as it stands (a
+// skip for what is not implemented, or a --golden-only run).
+bool run_and_check(const Case& c, const RunOptions& o, CaseResult& res, Firsts& firsts) {
+  const CheckEnv env = check_env(o);
+  const auto kinds = requested_kinds(c.expect);
+  if (c.expect.config_error) {
+    // Judged on the config alone: nothing runs.
+    static const RunRecord nothing;
+    static const GroupLayout one_rank;
+    const CheckContext x{c, env, false, nothing, one_rank, nullptr, nullptr, nullptr, {}};
+    for (const CheckKind* k : kinds)
+      if (k->runs_without_execution) k->on_case_end(x, res.checks);
+    return false;
   }
+  Config base_cfg = case_config(c, nullptr);
+  if (auto why = unsupported_reason(c, base_cfg)) {
+    res.outcome = Outcome::skip;
+    res.reason = *why;
+    return true;
+  }
+  const RankContext base_rc = rank_context(base_cfg, c, o);
+  const RunRecord base = obtain(base_cfg, base_rc, c, "baseline", "baseline", "", o, res.checks);
+  if (o.sinks.report) o.sinks.report->add_run(base, "baseline");
+  const bool multi = o.scope.world && o.scope.world->size() > 1;
+  if (o.scope.world && o.scope.world->rank() == o.hooks.test_throw_on_rank)
+    throw Error("injected failure (RCTS_TEST_THROW_ON_RANK)");
+  CheckContext x{c, env, multi, base, base_rc.layout, nullptr, nullptr, nullptr, {}};
+  if (o.scope.golden_only) {
+    if (const CheckKind* g = find_check_kind("golden"); g->requested(c.expect)) g->on_case_end(x, res.checks);
+    res.outcome = combine(res.checks);
+    return true;
+  }
+  // Registry order: every kind the case asks for, on the baseline, then on each
+  // variant (when the case or the variant asks), then once at the end.
+  for (const CheckKind* k : kinds)
+    if (k->on_baseline) run_check_pass(*k, k->on_baseline, x, res.checks);
+  place_failures(base, base, "baseline", res.checks, 0, firsts);
+  for (const auto& v : c.variants) {
+    const Config vcfg = case_config(c, &v);
+    const RankContext vrc = rank_context(vcfg, c, o);
+    const RunRecord run = obtain(vcfg, vrc, c, v.name, "variant '" + v.name + "'", "", o, res.checks);
+    if (o.sinks.report) o.sinks.report->add_run(run, v.name);
+    CheckContext vx = x;
+    vx.variant = &v;
+    vx.run = &run;
+    vx.layout = &vrc.layout;
+    vx.rerun = [&](const Config& cfg, const std::string& label) {
+      return obtain(cfg, vrc, c, label, label, v.name, o, res.checks);
+    };
+    const size_t before = res.checks.size();
+    for (const auto& k : check_kinds())
+      if (k.on_variant && (k.requested(c.expect) || k.requested(v.expect)))
+        run_check_pass(k, k.on_variant, vx, res.checks);
+    place_failures(base, run, v.name, res.checks, before, firsts);
+  }
+  for (const CheckKind* k : kinds)
+    if (k->on_case_end) run_check_pass(*k, k->on_case_end, x, res.checks);
+  return false;
+}
+
+// The verdict after the checks: a case that checks nothing errors; a failure leads
+// with its cause; an xfail case turns failures into xfail and a pass into a failure.
+void settle_outcome(const Case& c, const Firsts& firsts, CaseResult& res) {
   if (res.checks.empty() && res.outcome == Outcome::pass) {
     res.outcome = Outcome::error;
     res.reason = "the case checks nothing: add an 'expect' entry";
@@ -261,6 +255,39 @@ CaseResult run_case_on_this_rank(const Case& c, const RunOptions& o) {
     res.outcome = Outcome::fail;
     res.reason = "unexpected pass: the case is listed as expected to fail (" + *c.xfail + ")";
   }
+}
+
+}  // namespace
+
+CaseResult run_case_on_this_rank(const Case& c, const RunOptions& o) {
+  CaseResult res;
+  res.id = c.id;
+  res.file = c.file.string();
+  const auto t0 = std::chrono::steady_clock::now();
+  auto finish = [&]() -> CaseResult {
+    res.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    return res;
+  };
+  RCTS_CHECK(o.scope.backend || o.scope.records, "run options name no backend");
+  if (auto why = skip_reason(c, o)) {
+    res.outcome = Outcome::skip;
+    res.reason = *why;
+    return finish();
+  }
+  Firsts firsts;  // each failing run's first divergence, for a reason that leads with the cause
+  try {
+    if (run_and_check(c, o, res, firsts)) return finish();
+    res.outcome = combine(res.checks);
+  } catch (const std::bad_alloc&) {
+    // The estimate let it through, yet an allocation failed: this case errors, the
+    // run goes on with the others.
+    res.outcome = Outcome::error;
+    res.reason = "case " + c.id + " (" + c.file.string() + "): out of memory (std::bad_alloc) while running it";
+  } catch (const std::exception& e) {
+    res.outcome = Outcome::error;
+    res.reason = e.what();
+  }
+  settle_outcome(c, firsts, res);
   return finish();
 }
 
@@ -283,27 +310,28 @@ Communicator* BackendPool::device_world(const std::string& name, Communicator& h
 }
 
 std::vector<CaseResult> run_cases(const std::vector<Case>& cases, const RunOptions& o, std::ostream* progress) {
-  const std::vector<const Case*> selected = select_cases(cases, o.filter);
+  const std::vector<const Case*> selected = select_cases(cases, o.scope.filter);
   agree_on_case_list(selected, o);
   // (case, backend) pairs: the given backend, or every backend each case lists.
   std::vector<std::pair<const Case*, std::string>> runs;
   for (const Case* c : selected) {
-    if (o.backend || !o.pool) runs.emplace_back(c, "");
+    if (o.scope.backend || !o.scope.pool) runs.emplace_back(c, "");
     else
       for (const auto& b : c->backends) runs.emplace_back(c, b);
   }
   std::vector<CaseResult> results;
   int i = 0;
-  if (o.meter) o.meter->begin(static_cast<int>(runs.size()));
+  if (o.sinks.meter) o.sinks.meter->begin(static_cast<int>(runs.size()));
   for (const auto& [c, name] : runs) {
     if (name.empty()) {
       results.push_back(run_case(*c, o));
     } else {
       std::string why;
       RunOptions on = o;
-      on.backend = o.pool->get(name, why);
-      if (on.backend && o.world && o.world->size() > 1) on.device_world = o.pool->device_world(name, *o.world);
-      if (on.backend) {
+      on.scope.backend = o.scope.pool->get(name, why);
+      if (on.scope.backend && o.scope.world && o.scope.world->size() > 1)
+        on.scope.device_world = o.scope.pool->device_world(name, *o.scope.world);
+      if (on.scope.backend) {
         results.push_back(run_case(*c, on));
       } else {
         CaseResult skip;
@@ -330,7 +358,7 @@ std::vector<CaseResult> run_cases(const std::vector<Case>& cases, const RunOptio
       }
       progress->flush();
     }
-    if (o.meter) o.meter->case_done(static_cast<int>(results.size()));
+    if (o.sinks.meter) o.sinks.meter->case_done(static_cast<int>(results.size()));
   }
   return results;
 }
@@ -339,158 +367,13 @@ RunHeader make_header(const RunOptions& o) {
   RunHeader h;
   h.version = kVersion;
   h.git_sha = run_git_sha();
-  h.backend = o.backend ? o.backend->name() : "the backends each case lists";
-  h.ranks = o.world_size;
+  h.backend = o.scope.backend ? o.scope.backend->name() : "the backends each case lists";
+  h.ranks = o.scope.world_size;
   const std::time_t now = std::time(nullptr);
   std::ostringstream os;
   os << std::put_time(std::gmtime(&now), "%Y-%m-%dT%H:%M:%SZ");
   h.started_at = os.str();
   return h;
-}
-
-std::vector<MutantResult> run_mutants(const std::vector<Case>& cases, const RunOptions& o, bool all_killers,
-                                      const std::vector<std::string>& only, std::ostream& out) {
-  for (const auto& name : only) {
-    const auto& all = all_faults();
-    if (std::none_of(all.begin(), all.end(), [&](const auto& f) { return name == f.name; }))
-      throw Error("no mutant named '" + name + "' (`rcts mutants --list` names them)");
-  }
-  // Only cases that pass cleanly can kill a mutant.
-  std::vector<const Case*> selected = select_cases(cases, o.filter), clean;
-  agree_on_case_list(selected, o);
-  for (const Case* c : selected)
-    if (run_case(*c, o).outcome == Outcome::pass) clean.push_back(c);
-  out << "mutants: " << clean.size() << " clean cases\n";
-  std::vector<MutantResult> results;
-  for (const auto& f : all_faults()) {
-    if (!only.empty() && !contains(only, std::string(f.name))) continue;
-    if (f.min_ranks > o.world_size) {
-      out << "n/a      " << std::left << std::setw(32) << f.name << std::right << "  needs " << f.min_ranks
-          << "+ ranks: run `mpirun -np " << f.min_ranks << " rcts mutants`\n";
-      continue;
-    }
-    MutantResult m{std::string(f.name), std::string(f.description), {}, 0};
-    const auto t0 = std::chrono::steady_clock::now();
-    FaultScope scope(f.fault);
-    for (const Case* c : clean) {
-      const auto r = run_case(*c, o);
-      if (r.outcome == Outcome::fail || r.outcome == Outcome::error) {
-        m.killers.push_back(c->id);
-        if (!all_killers) break;
-      }
-    }
-    m.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    out << (m.killers.empty() ? "SURVIVED " : "killed   ") << std::left << std::setw(32) << m.name << std::right
-        << std::fixed << std::setprecision(2) << std::setw(7) << m.seconds << " s  ";
-    for (size_t i = 0; i < m.killers.size() && i < 4; ++i) out << (i ? ", " : "by ") << m.killers[i];
-    if (m.killers.size() > 4) out << ", ... (" << m.killers.size() << " cases)";
-    out << '\n';
-    out.flush();
-    results.push_back(std::move(m));
-  }
-  return results;
-}
-
-std::string explain_case(const Case& c, Backend& backend, const RunLimits& limits) {
-  std::ostringstream os;
-  os << "case " << c.id << "  (" << c.file.string() << ")\n  " << c.description << "\n";
-  os << "  ranks: ";
-  for (size_t i = 0; i < c.ranks.size(); ++i) os << (i ? ", " : "") << c.ranks[i];
-  os << "   backends: ";
-  for (size_t i = 0; i < c.backends.size(); ++i) os << (i ? ", " : "") << c.backends[i];
-  os << "\n";
-  if (c.expect.config_error) {
-    os << "  expects the config to be rejected with '" << *c.expect.config_error << "'\n";
-    return os.str();
-  }
-  auto describe = [&](const std::string& label, const Config& cfg) {
-    const auto& m = cfg.model;
-    const auto& r = cfg.recompute;
-    os << "\n  [" << label << "]\n";
-    os << "    model: L=" << m.num_layers << " h=" << m.hidden_size << " a=" << m.num_attention_heads << " s=" << m.seq_length
-       << " b=" << m.micro_batch_size << " ffn=" << m.ffn_hidden_size << " " << m.activation << " "
-       << dtype_name(m.activation_dtype) << " dropout attn=" << m.attention_dropout << " hidden=" << m.hidden_dropout
-       << "\n";
-    if (m.multi_latent_attention)
-      os << "    mla (design §14): q_lora_rank=" << m.q_lora_rank << " kv_lora_rank=" << m.kv_lora_rank
-         << " qk_head_dim=" << m.qk_head_dim << " qk_pos_emb_head_dim=" << m.qk_pos_emb_head_dim
-         << " v_head_dim=" << m.v_head_dim << " rotary_base=" << m.rotary_base << "\n";
-    if (m.gated_delta_net) {
-      os << "    layers (G = gated delta net, A = attention; design §15):";
-      for (int i = 0; i < m.num_layers; ++i) os << (cfg.gdn_layer(i) ? " G" : " A");
-      os << "\n    gdn: key heads=" << m.linear_num_key_heads << " dk=" << m.linear_key_head_dim
-         << " value heads=" << m.linear_num_value_heads << " dv=" << m.linear_value_head_dim
-         << " conv=" << m.linear_conv_kernel_dim << "\n";
-    }
-    os << "    run: seed=" << cfg.run.seed << " steps=" << cfg.run.steps << " micro_batches=" << cfg.run.micro_batches
-       << (cfg.run.training ? " training" : " eval") << "\n";
-    os << "    recompute: " << r.recompute_granularity.value_or("none");
-    if (r.recompute_method) os << " method=" << *r.recompute_method;
-    if (r.recompute_num_layers) os << " num_layers=" << *r.recompute_num_layers;
-    if (r.recompute_granularity == "selective") {
-      os << " modules=[";
-      for (size_t i = 0; i < r.recompute_modules.size(); ++i) os << (i ? ", " : "") << r.recompute_modules[i];
-      os << "]";
-    }
-    os << "\n    plan (segments, * = checkpointed): " << plan_str(recompute_plan(cfg)) << "\n";
-    if (cfg.offload.fine_grained_activation_offloading || cfg.offload.cpu_offloading) {
-      // A dry run (warmup + one offloading micro-batch) lists what each group moves.
-      Config dry = cfg;
-      dry.run.steps = 1;
-      dry.run.micro_batches = 2;
-      check_run_limits(dry, "case " + c.id + " (" + label + ", dry run for the offload plan)", limits);
-      const RunRecord r = execute(dry, backend, c.seed_ranks);
-      os << "    offload (threshold " << cfg.offload.min_offloaded_tensor_size << " elements; margin groups:";
-      for (const auto& g : r.offload->margin_groups) os << ' ' << g;
-      os << "):\n";
-      std::map<std::string, std::vector<std::string>> by_group;
-      for (const auto& t : r.offload->tensors)
-        by_group[t.group].push_back(t.tensor + " (" + std::to_string(t.numel) + ")" +
-                                    (t.offloaded ? "" : " kept: " + t.kept_because));
-      for (const auto& [g, list] : by_group) {
-        os << "      " << g << ":";
-        for (const auto& t : list) os << "\n        " << t;
-        os << "\n";
-      }
-    } else {
-      os << "    offloaded modules: none\n";
-    }
-    if (cfg.model.num_moe_experts > 0) {
-      os << "    expected saved bytes: the analytic model covers dense layers only\n";
-      return;
-    }
-    const auto st = stage_memory(cfg);
-    os << "    expected saved bytes per layer:";
-    for (auto b : st.per_layer_bytes()) os << ' ' << b;
-    os << "  (total " << st.stored_bytes << ", backward peak " << st.peak_backward_bytes << ")\n";
-  };
-  const Config base = case_config(c, nullptr);
-  os << "  seeds (design §5) for tp_rank " << c.seed_ranks.tp << ", ep_rank " << c.seed_ranks.ep << ", etp_rank "
-     << c.seed_ranks.etp << ": device-default=" << base.run.seed
-     << " model-parallel-rng=" << expected_stream_seed("model-parallel-rng", base.run.seed, c.seed_ranks)
-     << " expert-parallel-rng=" << expected_stream_seed("expert-parallel-rng", base.run.seed, c.seed_ranks) << "\n";
-  const auto& par = base.parallel;
-  if (par.tensor_model_parallel_size > 1 || par.expert_model_parallel_size > 1 || par.expert_tensor_parallel_size > 1 ||
-      c.ranks != std::vector<int>{1}) {
-    for (int w : c.ranks) {
-      if (w == 1) continue;
-      try {
-        os << "\n  process groups at " << w << " ranks (rank order tp-cp-ep-dp-pp, design §8):\n"
-           << rcts::describe(make_layout(w, par.tensor_model_parallel_size, par.expert_model_parallel_size,
-                                   par.expert_tensor_parallel_size, par.pipeline_model_parallel_size));
-      } catch (const std::exception& e) {
-        os << "    " << e.what() << "\n";
-      }
-    }
-  }
-  describe("baseline", base);
-  for (const auto& v : c.variants) describe("variant " + v.name, case_config(c, &v));
-  os << "\n  checks (case level; a variant may add its own):\n";
-  for (const CheckKind* k : requested_kinds(c.expect)) os << "    " << k->name << ": " << k->summary << "\n";
-  for (const auto& v : c.variants)
-    for (const CheckKind* k : requested_kinds(v.expect))
-      if (!k->requested(c.expect)) os << "    " << k->name << " (variant " << v.name << "): " << k->summary << "\n";
-  return os.str();
 }
 
 }  // namespace rcts::harness

@@ -1,6 +1,7 @@
 // The case runner: loads cases, runs the baseline and every variant of a case,
 // applies its checks, and reports (progress line per case, summary table, JSON,
-// JUnit). Also the mutant sweep, golden regeneration, `explain` and `--dump`.
+// JUnit). Also `--dump`; the mutant sweep (mutants.cpp) and golden regeneration
+// (regen.cpp) are declared here.
 #pragma once
 #include <filesystem>
 #include <iosfwd>
@@ -51,7 +52,8 @@ class RankAgreement;
 class RunReport;
 class ProgressMeter;
 
-struct RunOptions {
+// What runs, where and against what: the cases, the backends, the ranks, the limits.
+struct RunScope {
   // The backend the cases run on. A case runs on it when its `backends` list names it or
   // the backend whose golden files it shares. Null in run_cases with `pool` set: then
   // each case runs once on every backend it lists, and one that cannot run here
@@ -63,27 +65,41 @@ struct RunOptions {
   // The world the process groups are built on when the backend keeps tensors in device
   // memory (NCCL over `world`, Backend::make_world); null: `world` itself.
   Communicator* device_world = nullptr;
-  std::filesystem::path golden_dir = "golden";
-  std::optional<std::filesystem::path> dump_dir;  // write every run as a format-1 dump (dump_v1.hpp)
-  std::string* dump_failure = nullptr;            // gets the first error writing a dump: it is not committed
+  // Multi-rank runs: the exchanges that keep the ranks in step (agreement.hpp).
+  RankAgreement* agreement = nullptr;
   // Runs come from here instead of execute() (`rcts check`); no backend is needed then.
   const RecordSource* records = nullptr;
   // With `records`: also run rcts's reference of every run on `backend` and compare
   // within this tolerance (`rcts check --reference-tolerance`, reference_compare.hpp).
   std::optional<ReferenceTolerance> reference;
-  ProgressMeter* meter = nullptr;  // the case counter on stderr (progress.hpp); rank 0 only
-  RunReport* report = nullptr;  // --report: every run's pictures, a page per case (run_report.hpp)
-  std::string filter;  // glob over case ids; empty = all
+  std::string filter;        // glob over case ids; empty = all
   bool golden_only = false;  // run the baseline and its golden check only
   RunLimits limits;          // every config's estimate is checked before it runs
-  // Multi-rank runs: the exchanges that keep the ranks in step (agreement.hpp).
-  RankAgreement* agreement = nullptr;
+  std::filesystem::path golden_dir = "golden";  // what the golden check compares with
+};
+
+// Where results go besides the returned CaseResults. All optional.
+struct RunSinks {
+  std::optional<std::filesystem::path> dump_dir;  // write every run as a format-1 dump (dump_v1.hpp)
+  std::string* dump_failure = nullptr;            // gets the first error writing a dump: it is not committed
+  ProgressMeter* meter = nullptr;  // the case counter on stderr (progress.hpp); rank 0 only
+  RunReport* report = nullptr;     // --report: every run's pictures, a page per case (run_report.hpp)
   // regen-golden: every check runs, but the baseline's golden digests are stored here
   // (by case id) instead of being compared with the golden file.
   std::map<std::string, Golden>* collect_goldens = nullptr;
-  // Test hook (RCTS_TEST_THROW_ON_RANK): this world rank throws after its baseline run,
-  // while the other ranks go on into the variants' collectives.
+};
+
+// Faults the tests inject; off in every ordinary run.
+struct RunTestHooks {
+  // RCTS_TEST_THROW_ON_RANK: this world rank throws after its baseline run, while the
+  // other ranks go on into the variants' collectives.
   int test_throw_on_rank = -1;
+};
+
+struct RunOptions {
+  RunScope scope;
+  RunSinks sinks;
+  RunTestHooks hooks;
 };
 
 CaseResult run_case(const Case& c, const RunOptions& options);
@@ -113,9 +129,5 @@ std::vector<MutantResult> run_mutants(const std::vector<Case>& cases, const RunO
 // and returns 1 when a golden file would change. Throws rcts::Error when no case
 // matches the selection or a write fails.
 int regen_golden(const std::vector<Case>& cases, const RunOptions& options, std::ostream& out, bool check_only = false);
-
-// The plan of a case: configs, chunks, recomputed modules, expected bytes, seeds.
-// Offload plans come from a short dry run on `backend`, checked against `limits` first.
-std::string explain_case(const Case& c, Backend& backend, const RunLimits& limits = {});
 
 }  // namespace rcts::harness

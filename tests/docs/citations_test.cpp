@@ -11,34 +11,23 @@
 #include <string>
 #include <vector>
 
-#ifndef RCTS_SOURCE_DIR
-#error "RCTS_SOURCE_DIR must name the source tree"
-#endif
+#include "doc_files.hpp"
 
 namespace {
 
-namespace fs = std::filesystem;
-const fs::path kRoot = RCTS_SOURCE_DIR;
-
-std::string read(const fs::path& p) {
-  std::ifstream in(p);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
+using namespace rcts::docs_test;
 
 // Text files of the project (sources, scripts, cases, docs), not build output or goldens.
 std::vector<fs::path> project_files() {
+  const auto text = [](const fs::path& p) {
+    const auto ext = p.extension().string();
+    return ext == ".cpp" || ext == ".hpp" || ext == ".inc" || ext == ".cu" || ext == ".md" || ext == ".json" ||
+           ext == ".cmake" || ext == ".txt" || ext == ".py" || ext.empty();
+  };
   std::vector<fs::path> out;
   for (const char* dir : {"reference", "kernels", "backends", "harness", "tests", "bench", "scripts", "cases", "docs"}) {
-    if (!fs::exists(kRoot / dir)) continue;
-    for (const auto& e : fs::recursive_directory_iterator(kRoot / dir)) {
-      if (!e.is_regular_file()) continue;
-      const auto ext = e.path().extension().string();
-      if (ext == ".cpp" || ext == ".hpp" || ext == ".inc" || ext == ".cu" || ext == ".md" || ext == ".json" ||
-          ext == ".cmake" || ext == ".txt" || ext == ".py" || ext.empty())
-        out.push_back(e.path());
-    }
+    const auto files = tree_files(text, dir);
+    out.insert(out.end(), files.begin(), files.end());
   }
   out.push_back(kRoot / "README.md");
   out.push_back(kRoot / "CMakeLists.txt");

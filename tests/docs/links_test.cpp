@@ -12,27 +12,17 @@
 #include <string>
 #include <vector>
 
-#ifndef RCTS_SOURCE_DIR
-#error "RCTS_SOURCE_DIR must name the source tree"
-#endif
+#include "doc_files.hpp"
 
 namespace {
 
-namespace fs = std::filesystem;
-const fs::path kRoot = RCTS_SOURCE_DIR;
-
-std::string read(const fs::path& p) {
-  std::ifstream in(p);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
+using namespace rcts::docs_test;
 
 // Markdown pages whose links are checked.
 std::vector<fs::path> pages() {
   std::vector<fs::path> out = {kRoot / "README.md", kRoot / "cases" / "README.md"};
-  for (const auto& e : fs::directory_iterator(kRoot / "docs"))
-    if (e.path().extension() == ".md") out.push_back(e.path());
+  const auto docs = docs_pages();
+  out.insert(out.end(), docs.begin(), docs.end());
   return out;
 }
 

@@ -13,35 +13,17 @@
 #include <string>
 #include <vector>
 
-#ifndef RCTS_SOURCE_DIR
-#error "RCTS_SOURCE_DIR must name the source tree"
-#endif
+#include "doc_files.hpp"
 
 namespace {
 
-namespace fs = std::filesystem;
-const fs::path kRoot = RCTS_SOURCE_DIR;
-
-std::string read(const fs::path& p) {
-  std::ifstream in(p);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
+using namespace rcts::docs_test;
 
 // docs/*.md and every README.md outside build trees.
 std::vector<fs::path> documents() {
-  std::vector<fs::path> out;
-  for (const auto& e : fs::directory_iterator(kRoot / "docs"))
-    if (e.path().extension() == ".md") out.push_back(e.path());
-  for (auto it = fs::recursive_directory_iterator(kRoot); it != fs::recursive_directory_iterator(); ++it) {
-    const std::string name = it->path().filename().string();
-    if (it->is_directory() && (name == ".git" || name.rfind("build", 0) == 0 || name == "venv")) {
-      it.disable_recursion_pending();
-      continue;
-    }
-    if (it->is_regular_file() && name == "README.md") out.push_back(it->path());
-  }
+  std::vector<fs::path> out = docs_pages();
+  const auto readmes = tree_files([](const fs::path& p) { return p.filename() == "README.md"; });
+  out.insert(out.end(), readmes.begin(), readmes.end());
   return out;
 }
 

@@ -30,7 +30,7 @@ Case tiny_case() {
 struct CpuOptions {
   std::unique_ptr<Backend> backend = make_backend("cpu");
   RunOptions o;
-  CpuOptions() { o.backend = backend.get(); }
+  CpuOptions() { o.scope.backend = backend.get(); }
 };
 
 TEST(Agreement, StartNamesTheRankThatRunsAnotherCommand) {

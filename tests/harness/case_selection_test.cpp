@@ -43,12 +43,12 @@ TEST(CaseSelection, NoMatchIsAnErrorSayingWhy) {
 TEST(CaseSelection, RunAndMutantsRefuseAnEmptySelection) {
   const auto cases = two_cases();
   RunOptions o;
-  o.filter = "typo";
+  o.scope.filter = "typo";
   std::ostringstream out;
   EXPECT_NE(error_of([&] { run_cases(cases, o, &out); }).find("no case matches --filter 'typo'"), std::string::npos);
   EXPECT_NE(error_of([&] { run_mutants(cases, o, false, {}, out); }).find("no case matches --filter 'typo'"),
             std::string::npos);
-  o.filter.clear();
+  o.scope.filter.clear();
   EXPECT_EQ(error_of([&] { run_mutants(cases, o, false, {"no_such_mutant"}, out); }),
             "no mutant named 'no_such_mutant' (`rcts mutants --list` names them)");
 }

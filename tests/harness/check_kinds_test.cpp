@@ -45,6 +45,32 @@ TEST(CheckKinds, TheDocsTableListsExactlyTheRegisteredKinds) {
   EXPECT_EQ(listed, registry());
 }
 
+// docs/dump-format.md's "Which checks need what" names every kind that judges runs
+// (config_error is judged on the config alone, so `rcts check` does not run it).
+TEST(CheckKinds, TheDumpFormatsNeedsTableListsEveryKindThatJudgesRuns) {
+  const std::string doc = read("docs/dump-format.md");
+  const auto start = doc.find("| check | needs | without it |");
+  ASSERT_NE(start, std::string::npos);
+  const auto end = doc.find("\n\n", start);
+  const std::string table = doc.substr(start, end - start);
+  const std::regex row(R"(\n\| `([a-z_]+)` \| )");
+  std::set<std::string> listed, judging;
+  for (auto it = std::sregex_iterator(table.begin(), table.end(), row); it != std::sregex_iterator(); ++it)
+    listed.insert((*it)[1]);
+  for (const auto& k : check_kinds())
+    if (!k.runs_without_execution) judging.insert(std::string(k.name));
+  EXPECT_EQ(listed, judging);
+  // A row that says the check skips without its evidence names a kind with that rule.
+  const std::regex skips(R"(\n\| `([a-z_]+)` \|[^\n]*\|[^|\n]*skip[^|\n]*\|)");
+  int n = 0;
+  for (auto it = std::sregex_iterator(table.begin(), table.end(), skips); it != std::sregex_iterator(); ++it, ++n) {
+    const CheckKind* k = find_check_kind((*it)[1].str());
+    ASSERT_NE(k, nullptr) << (*it)[1];
+    EXPECT_NE(k->not_applicable, nullptr) << (*it)[1] << " skips in docs/dump-format.md but has no rule for it";
+  }
+  EXPECT_GE(n, 5);
+}
+
 TEST(CheckKinds, CasesReadmeDescribesEveryKind) {
   const std::string doc = read("cases/README.md");
   for (const auto& name : registry())

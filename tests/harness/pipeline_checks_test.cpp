@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include "harness/checks/pipeline_checks.hpp"
+#include "tests/support/configs.hpp"
 
 namespace rcts::harness {
 namespace {
@@ -15,17 +16,11 @@ namespace {
 RunRecord stage_run(int pp_rank, int64_t peak) {
   RunRecord r;
   Config& c = r.config;
-  c.model.num_layers = 4;
-  c.model.hidden_size = 16;
-  c.model.num_attention_heads = 2;
-  c.model.seq_length = 8;
-  c.model.micro_batch_size = 2;
-  c.model.ffn_hidden_size = 64;
+  c = test_support::tiny_dense(4, 4);
   c.model.attention_dropout = 0.1;
   c.model.hidden_dropout = 0.1;
   c.model.activation_dtype = DType::f32;
   c.parallel.pipeline_model_parallel_size = 2;
-  c.run.micro_batches = 4;
   r.coords.pp = pp_rank;
   r.timeline.samples = {{0, 19200, 0}, {1, peak, 0}, {2, 0, 0}};
   return r;

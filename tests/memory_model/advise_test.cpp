@@ -11,21 +11,14 @@
 
 #include "reference/config/config_error.hpp"
 #include "reference/memory_model/advise.hpp"
+#include "tests/support/configs.hpp"
 
 namespace rcts {
 namespace {
 
 Config small() {
-  Config c;
-  c.model.num_layers = 2;
-  c.model.hidden_size = 16;
-  c.model.num_attention_heads = 2;
-  c.model.seq_length = 8;
-  c.model.micro_batch_size = 2;
-  c.model.ffn_hidden_size = 64;
+  Config c = test_support::tiny_dense(2, 4);
   c.model.activation_dtype = DType::bf16;
-  c.run.micro_batches = 4;
-  c.recompute.recompute_granularity.reset();
   return c;
 }
 

@@ -14,6 +14,7 @@
 #include "reference/driver/execute.hpp"
 #include "reference/parallel/groups.hpp"
 #include "tests/mpi/mpi_env.hpp"
+#include "tests/support/configs.hpp"
 
 namespace rcts {
 namespace {
@@ -51,17 +52,10 @@ bool same_bits(const Tensor& a, const Tensor& b) {
 }
 
 Config model(int pp) {
-  Config c;
-  c.model.num_layers = 4;
-  c.model.hidden_size = 16;
-  c.model.num_attention_heads = 2;
-  c.model.seq_length = 8;
-  c.model.micro_batch_size = 2;
-  c.model.ffn_hidden_size = 64;
+  Config c = test_support::tiny_dense(4, 3);
   c.model.attention_dropout = 0;
   c.model.hidden_dropout = 0;  // the stages' masks differ from pp = 1's (seed + 100 * pp_rank)
   c.model.activation_dtype = DType::f32;
-  c.run.micro_batches = 3;
   c.run.steps = 2;  // the second step runs on parameters the first step's SGD changed
   c.parallel.pipeline_model_parallel_size = pp;
   return c;

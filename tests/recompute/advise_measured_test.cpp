@@ -8,21 +8,14 @@
 #include "backends/cpu/cpu_backend.hpp"
 #include "reference/driver/execute.hpp"
 #include "reference/memory_model/advise.hpp"
+#include "tests/support/configs.hpp"
 
 namespace rcts {
 namespace {
 
 Config small(DType act) {
-  Config c;
-  c.model.num_layers = 3;
-  c.model.hidden_size = 16;
-  c.model.num_attention_heads = 2;
-  c.model.seq_length = 8;
-  c.model.micro_batch_size = 2;
-  c.model.ffn_hidden_size = 64;
+  Config c = test_support::tiny_dense(3, 2);
   c.model.activation_dtype = act;
-  c.run.micro_batches = 2;
-  c.recompute.recompute_granularity.reset();
   return c;
 }
 

@@ -11,26 +11,19 @@
 #include "backends/cpu/cpu_backend.hpp"
 #include "reference/core/faults.hpp"
 #include "reference/driver/execute.hpp"
+#include "tests/support/configs.hpp"
 
 namespace rcts {
 namespace {
 
 Config base() {
-  Config c;
-  c.model.num_layers = 2;
-  c.model.hidden_size = 16;
-  c.model.num_attention_heads = 2;
-  c.model.seq_length = 8;
-  c.model.micro_batch_size = 2;
-  c.model.ffn_hidden_size = 64;
+  Config c = test_support::tiny_dense(2, 2);
   c.model.activation_dtype = DType::f32;
   c.model.fp8 = "e4m3";
   c.model.fp8_amax_history_len = 3;
   c.model.fp8_amax_compute_algo = "max";
   c.model.fp8_margin = 1;
-  c.run.micro_batches = 2;
   c.run.steps = 2;
-  c.recompute.recompute_granularity.reset();
   return c;
 }
 

@@ -11,18 +11,13 @@
 #include "reference/core/saved_bytes.hpp"
 #include "reference/driver/execute.hpp"
 #include "reference/memory_model/gdn_memory.hpp"
+#include "tests/support/configs.hpp"
 
 namespace rcts {
 namespace {
 
 Config hybrid() {
-  Config c;
-  c.model.num_layers = 3;
-  c.model.hidden_size = 16;
-  c.model.num_attention_heads = 2;
-  c.model.seq_length = 8;
-  c.model.micro_batch_size = 2;
-  c.model.ffn_hidden_size = 64;
+  Config c = test_support::tiny_dense(3, 1);
   c.model.gated_delta_net = true;
   c.model.linear_attention_pattern = {1, 0, 1};
   c.model.linear_conv_kernel_dim = 3;
@@ -30,7 +25,6 @@ Config hybrid() {
   c.model.linear_value_head_dim = 6;
   c.model.linear_num_key_heads = 2;
   c.model.linear_num_value_heads = 4;
-  c.run.micro_batches = 1;
   return c;
 }
 
