@@ -190,10 +190,11 @@ CaseResult run_case_on_this_rank(const Case& c, const RunOptions& o) {
         if (k->runs_without_execution) k->on_case_end(x, res.checks);
     } else {
       Config base_cfg = case_config(c, nullptr);
-      auto unsupported = check_supported(base_cfg);
+      const Supported gate = o.backend ? supported_on(*o.backend) : Supported{};
+      auto unsupported = check_supported(base_cfg, gate);
       if (unsupported.empty())
         for (const auto& v : c.variants) {
-          auto more = check_supported(apply_overrides(base_cfg, v.patch, c.file.string()));
+          auto more = check_supported(apply_overrides(base_cfg, v.patch, c.file.string()), gate);
           unsupported.insert(unsupported.end(), more.begin(), more.end());
         }
       if (!unsupported.empty()) {
