@@ -9,6 +9,11 @@
 
 namespace rcts {
 
+namespace {
+constexpr const char* kCudnnText =
+    "CUDA fast tier with cuDNN's fused SDPA as model.flash_attention (bitwise within the tier on one GPU)";
+}  // namespace
+
 const std::vector<BackendEntry>& registered_backends() {
   static const std::vector<BackendEntry> entries = {
       {"cpu", "the reference: kernels/cpu on the widest instruction-set paths", "cpu", [] { return std::string(); },
@@ -22,12 +27,17 @@ const std::vector<BackendEntry>& registered_backends() {
        [] { return cuda::unavailable_reason(); }, [] { return cuda::make_cuda_backend(false); }},
       {"cuda-fast", "CUDA fast tier: pinned cuBLASLt GEMMs (bitwise within the tier on one GPU)", "cuda-fast",
        [] { return cuda::unavailable_reason(); }, [] { return cuda::make_cuda_backend(true); }},
+      {"cuda-cudnn", kCudnnText, "cuda-cudnn", [] { return cuda::cudnn_unavailable_reason(); },
+       [] { return cuda::make_cuda_cudnn_backend(); }},
 #else
       {"cuda", "CUDA exact tier: the exact-tier bodies on the GPU (the CPU's bits)", "cpu",
        [] { return std::string("not built: configure with nvcc available (RCTS_WITH_CUDA=AUTO or ON)"); },
        []() -> std::unique_ptr<Backend> { throw Error("the CUDA backend is not built"); }},
       {"cuda-fast", "CUDA fast tier: pinned cuBLASLt GEMMs (bitwise within the tier on one GPU)", "cuda-fast",
        [] { return std::string("not built: configure with nvcc available (RCTS_WITH_CUDA=AUTO or ON)"); },
+       []() -> std::unique_ptr<Backend> { throw Error("the CUDA backend is not built"); }},
+      {"cuda-cudnn", kCudnnText, "cuda-cudnn",
+       [] { return std::string("not built: configure with nvcc, cuDNN and the cudnn-frontend headers available"); },
        []() -> std::unique_ptr<Backend> { throw Error("the CUDA backend is not built"); }},
 #endif
   };

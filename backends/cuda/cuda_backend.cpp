@@ -1,4 +1,7 @@
 #include "backends/cuda/cuda_backend.hpp"
+#ifdef RCTS_HAVE_CUDNN
+#include "backends/cuda/cudnn_attention.hpp"
+#endif
 
 #include <cuda_runtime.h>
 
@@ -301,7 +304,8 @@ int device_for_this_process() {
 
 class CudaBackend final : public Backend {
  public:
-  explicit CudaBackend(bool fast) : fast_(fast), device_(device_for_this_process()) {
+  // cudnn: the fast tier with cuDNN's fused attention (cudnn_attention.hpp).
+  CudaBackend(bool fast, bool cudnn) : fast_(fast || cudnn), cudnn_(cudnn), device_(device_for_this_process()) {
     threads_per_block_from_env();
     int count = 0;
     check(cudaGetDeviceCount(&count), "cudaGetDeviceCount");
@@ -311,6 +315,9 @@ class CudaBackend final : public Backend {
     check(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "cudaStreamCreate");
     memory_ = std::make_unique<CudaMemory>(stream_, device_);
     if (fast_) lt_ = std::make_unique<LtGemm>();
+#ifdef RCTS_HAVE_CUDNN
+    if (cudnn_) attention_ = make_cudnn_attention(stream_);
+#endif
     f32_ = std::make_unique<CudaOps<float>>(stream_, *memory_, lt_.get());
     f64_ = std::make_unique<CudaOps<double>>(stream_, *memory_, nullptr);
     cudaDeviceProp prop{};
@@ -325,27 +332,50 @@ class CudaBackend final : public Backend {
   }
   ~CudaBackend() override {
     cudaStreamSynchronize(stream_);
+#ifdef RCTS_HAVE_CUDNN
+    attention_.reset();
+#endif
     lt_.reset();
     f32_.reset();
     f64_.reset();
     memory_.reset();
     cudaStreamDestroy(stream_);
   }
-  std::string name() const override { return fast_ ? "cuda-fast" : "cuda"; }
-  // The exact tier reproduces the CPU's goldens; the fast tier's bits are its own.
-  std::string golden_name() const override { return fast_ ? "cuda-fast" : "cpu"; }
+  std::string name() const override { return cudnn_ ? "cuda-cudnn" : fast_ ? "cuda-fast" : "cuda"; }
+  // The exact tier reproduces the CPU's goldens; the fast tiers' bits are their own.
+  std::string golden_name() const override { return fast_ ? name() : "cpu"; }
   bool has_goldens() const override { return !fast_; }
   std::string description() const override {
-    return (fast_ ? "CUDA fast tier (" + lt_->describe() + ", exact kernels elsewhere) on "
+    std::string fused;
+#ifdef RCTS_HAVE_CUDNN
+    if (attention_) fused = ", fused attention by " + attention_->describe();
+#endif
+    return (fast_ ? "CUDA fast tier (" + lt_->describe() + fused + ", exact kernels elsewhere) on "
                   : std::string("CUDA exact tier on ")) +
            device_text_;
   }
   Ops<float>& f32() override { return *f32_; }
   Ops<double>& f64() override { return *f64_; }
   MemoryResource& memory() override { return *memory_; }
-  int64_t op_workspace_bytes() const override { return fast_ ? static_cast<int64_t>(LtGemm::kWorkspaceBytes) : 0; }
+  // cuBLASLt's workspace, then (cuda-cudnn) cuDNN's.
+  int64_t op_workspace_bytes() const override {
+    return (fast_ ? static_cast<int64_t>(LtGemm::kWorkspaceBytes) : 0) + attention_workspace_bytes();
+  }
   void bind_op_workspace(std::byte* p, int64_t bytes) override {
-    if (lt_) lt_->bind_workspace(p, static_cast<size_t>(bytes));
+    const auto lt_bytes = static_cast<int64_t>(LtGemm::kWorkspaceBytes);
+    if (lt_) lt_->bind_workspace(p, static_cast<size_t>(bytes - attention_workspace_bytes()));
+#ifdef RCTS_HAVE_CUDNN
+    if (attention_) attention_->bind_workspace(p + lt_bytes, bytes - lt_bytes);
+#else
+    (void)lt_bytes;
+#endif
+  }
+  FusedAttention* fused_attention() override {
+#ifdef RCTS_HAVE_CUDNN
+    return attention_.get();
+#else
+    return nullptr;
+#endif
   }
   std::optional<int64_t> device_pool_high_water() const override { return memory_->pool_high_water(); }
   void reset_device_pool_high_water() override { memory_->reset_pool_high_water(); }
@@ -403,11 +433,22 @@ class CudaBackend final : public Backend {
     if (bytes != 2 && bytes != 4 && bytes != 8)
       throw std::invalid_argument("head permute: unsupported element size " + std::to_string(bytes));
   }
+  int64_t attention_workspace_bytes() const {
+#ifdef RCTS_HAVE_CUDNN
+    return cudnn_ ? CudnnAttention::kWorkspaceBytes : 0;
+#else
+    return 0;
+#endif
+  }
   bool fast_;
+  bool cudnn_;
   int device_;
   cudaStream_t stream_ = nullptr;
   std::unique_ptr<CudaMemory> memory_;
   std::unique_ptr<LtGemm> lt_;
+#ifdef RCTS_HAVE_CUDNN
+  std::unique_ptr<CudnnAttention> attention_;
+#endif
   std::unique_ptr<CudaOps<float>> f32_;
   std::unique_ptr<CudaOps<double>> f64_;
   std::string device_text_;
@@ -429,7 +470,21 @@ std::string unavailable_reason() {
 std::unique_ptr<Backend> make_cuda_backend(bool fast) {
   if (const std::string why = unavailable_reason(); !why.empty())
     throw Error(std::string("backend '") + (fast ? "cuda-fast" : "cuda") + "' cannot run here: " + why);
-  return std::make_unique<CudaBackend>(fast);
+  return std::make_unique<CudaBackend>(fast, false);
+}
+
+std::string cudnn_unavailable_reason() {
+#ifdef RCTS_HAVE_CUDNN
+  return unavailable_reason();
+#else
+  return "not built: " RCTS_CUDNN_MISSING;
+#endif
+}
+
+std::unique_ptr<Backend> make_cuda_cudnn_backend() {
+  if (const std::string why = cudnn_unavailable_reason(); !why.empty())
+    throw Error("backend 'cuda-cudnn' cannot run here: " + why);
+  return std::make_unique<CudaBackend>(true, true);
 }
 
 }  // namespace rcts::cuda

@@ -138,10 +138,15 @@ CheckResult check_masks_portable(const RunRecord& base, const RunRecord& run, co
   }
   if (auto why = forward_draws_differ(base, run, false)) return fail(kind, label + ": " + *why);
   const auto forwards = std::count_if(run.masks.begin(), run.masks.end(), [](const MaskRecord& m) { return !m.recompute; });
+  // rcts's own run with a fused attention (design §11): its attention masks are the
+  // library's, drawn inside the call from the tracker's (seed, offset).
+  const std::string why = run.implementation == "rcts" && run.config.model.flash_attention
+                              ? "the attention masks are the fused attention's own (model.flash_attention on '" +
+                                    run.backend + "'), drawn from the tracker's (seed, offset)"
+                              : "no rcts mask rule declared";
   return pass(kind, label + ": " + std::to_string(forwards) + " forward draws equal the baseline's, " +
-                        std::to_string(recomputed) +
-                        " recompute draws equal their forward draw (no rcts mask rule declared: regeneration and "
-                        "stream contiguity not judged)");
+                        std::to_string(recomputed) + " recompute draws equal their forward draw (" + why +
+                        ": regeneration and stream contiguity not judged)");
 }
 
 CheckResult check_offload_portable(const RunRecord& base, const RunRecord& run, const std::string& label) {

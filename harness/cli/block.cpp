@@ -25,7 +25,7 @@ int block_command(const std::string& config_file, Backend& backend, const RunLim
     cfg.recompute.recompute_granularity.reset();
   }
   validate_or_throw(cfg, config_file.empty() ? "default config" : config_file);
-  check_supported_or_throw(cfg);
+  check_supported_or_throw(cfg, supported_on(backend));
   check_run_limits(cfg, config_file.empty() ? "default config" : config_file, limits);
   const auto t0 = std::chrono::steady_clock::now();
   const RunRecord r = execute(cfg, backend);

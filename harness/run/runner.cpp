@@ -166,11 +166,13 @@ std::optional<std::string> skip_reason(const Case& c, const RunOptions& o) {
 }
 
 // What rcts does not implement of the baseline or a variant, or nothing.
-std::optional<std::string> unsupported_reason(const Case& c, const Config& base_cfg) {
-  auto unsupported = check_supported(base_cfg);
+std::optional<std::string> unsupported_reason(const Case& c, const Config& base_cfg, const RunOptions& o) {
+  // The features the backend running it has (e.g. a fused attention for flash_attention).
+  const Supported gate = o.scope.backend ? supported_on(*o.scope.backend) : Supported{};
+  auto unsupported = check_supported(base_cfg, gate);
   if (unsupported.empty())
     for (const auto& v : c.variants) {
-      auto more = check_supported(apply_overrides(base_cfg, v.patch, c.file.string(), variant_config_path(c, v.name)));
+      auto more = check_supported(apply_overrides(base_cfg, v.patch, c.file.string(), variant_config_path(c, v.name)), gate);
       unsupported.insert(unsupported.end(), more.begin(), more.end());
     }
   if (unsupported.empty()) return std::nullopt;
@@ -193,7 +195,7 @@ bool run_and_check(const Case& c, const RunOptions& o, CaseResult& res, Firsts& 
     return false;
   }
   Config base_cfg = case_config(c, nullptr);
-  if (auto why = unsupported_reason(c, base_cfg)) {
+  if (auto why = unsupported_reason(c, base_cfg, o)) {
     res.outcome = Outcome::skip;
     res.reason = *why;
     return true;

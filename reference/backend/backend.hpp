@@ -21,6 +21,7 @@
 #include <string>
 
 #include "kernels/common/gemm_contract.hpp"
+#include "reference/backend/fused_attention.hpp"
 #include "reference/backend/stream.hpp"
 #include "reference/core/dtype.hpp"
 #include "reference/core/memory_resource.hpp"
@@ -142,6 +143,10 @@ class Backend {
   // stream order, so it can only be higher); nullopt when the backend has no pool.
   virtual std::optional<int64_t> device_pool_high_water() const { return std::nullopt; }
   virtual void reset_device_pool_high_water() {}
+
+  // Fused causal attention with the library's own dropout rule (fused_attention.hpp), which
+  // model.flash_attention runs on; null when the backend has none (the CPU backends).
+  virtual FusedAttention* fused_attention() { return nullptr; }
 
   virtual Ops<float>& f32() = 0;
   virtual Ops<double>& f64() = 0;

@@ -57,7 +57,20 @@ std::vector<ConfigIssue> check_supported(const Config& c, const Supported& s) {
       {"offload.fine_grained_activation_offloading", "model.gated_delta_net"});
   gap(m.gated_delta_net && m.fp8.has_value(), false, "model.fp8 with model.gated_delta_net = true",
       {"model.fp8", "model.gated_delta_net"});
-  gap(m.flash_attention, s.flash_attention, "model.flash_attention = true", {"model.flash_attention"});
+  gap(m.flash_attention, s.flash_attention,
+      "model.flash_attention = true (a fused attention: the cuda-cudnn backend has one)", {"model.flash_attention"});
+  // The fused attention takes dense heads (one head dim); GDN layers are not wired to it.
+  gap(m.flash_attention && m.multi_latent_attention, false, "model.flash_attention with MLA",
+      {"model.flash_attention", "model.multi_latent_attention"});
+  // The fused attention's saved output is the projection's input, which the layer reads
+  // after the core_attn group is committed (and released).
+  gap(m.flash_attention && c.offload.fine_grained_activation_offloading &&
+          std::find(c.offload.offload_modules.begin(), c.offload.offload_modules.end(), "core_attn") !=
+              c.offload.offload_modules.end(),
+      false, "offload_modules core_attn with model.flash_attention = true",
+      {"model.flash_attention", "offload.offload_modules"});
+  gap(m.flash_attention && m.gated_delta_net, false, "model.flash_attention with model.gated_delta_net = true",
+      {"model.flash_attention", "model.gated_delta_net"});
   gap(p.tensor_model_parallel_size > 1, s.tensor_parallel,
       "parallel.tensor_model_parallel_size = " + std::to_string(p.tensor_model_parallel_size),
       {"parallel.tensor_model_parallel_size"});

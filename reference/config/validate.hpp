@@ -48,7 +48,7 @@ struct Supported {
   bool fine_grained_offload = true;
   bool expert_offload = true;      // offload_modules expert_fc1 / moe_act
   bool cpu_offloading = true;
-  bool flash_attention = false;    // only the memory model knows it
+  bool flash_attention = false;    // a fused attention: only backends that have one (supported_on)
   static Supported everything();
 };
 

@@ -23,6 +23,12 @@ std::vector<NamedTensor> keep_all(const std::vector<Parameter*>& params, bool gr
 }
 }  // namespace
 
+Supported supported_on(Backend& backend) {
+  Supported s;
+  s.flash_attention = backend.fused_attention() != nullptr;
+  return s;
+}
+
 RunRecord execute(const Config& config, Backend& backend, RankCoords coords, const ProcessGroups* groups,
                   const ExecuteOptions& options) {
   const bool all = options.record_all;
@@ -30,6 +36,9 @@ RunRecord execute(const Config& config, Backend& backend, RankCoords coords, con
   rec.config = config;
   rec.backend = backend.name();
   rec.coords = coords;
+  // A fused attention draws its masks by the library's rule: the masks check then judges
+  // draws by (seed, offset), shape and rate, not by regenerating them.
+  rec.rcts_mask_rule = !config.model.flash_attention;
   MemoryTimeline timeline;  // outlives the runtime, whose copy workers report to it
   Runtime rt(config, backend);
   rt.memory.set_timeline(&timeline, kHeldForBackward);

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "reference/config/validate.hpp"
 #include "reference/core/memory_timeline.hpp"
 #include "reference/driver/model.hpp"
 #include "reference/parallel/groups.hpp"
@@ -94,6 +95,10 @@ struct ExecuteOptions {
   // runs, which do not pay for the copies.
   bool record_all = false;
 };
+
+// What the reference model runs on `backend`: the default feature gate, plus
+// model.flash_attention where the backend has a fused attention (design §11).
+Supported supported_on(Backend& backend);
 
 // `coords` are the rank coordinates the RNG is seeded for; `groups` (optional) are
 // this rank's process groups in a multi-rank run (the world of one otherwise).

@@ -128,7 +128,11 @@ LayerMemory layer_memory(const MemoryDims& m, const std::vector<std::string>& se
   t.add("input_layernorm.input", sbh, true, "sbh", m.sp);
   if (!ln) t.add("attention.qkv.input", sbh, true, "sbh", m.sp);
   for (const char* n : {"attention.q", "attention.k", "attention.v"}) t.add(n, sbh, true, "sbh", true, qkv_kind);
-  if (!m.flash && !ca) {
+  if (m.flash && !ca) {
+    // A fused attention keeps the rows' log-sum-exp (f32) for its backward; its output, in
+    // token layout, is attention.proj.input below (one storage, counted once).
+    t.add("attention.softmax.stats", checked_product({4, m.a, m.s, m.b}, "4*a*s*b"), false, "4*asb", true);
+  } else if (!m.flash && !ca) {
     t.add("attention.softmax.output", s2, true, "as^2b", true);
     if (m.attention_dropout) {
       t.add("attention.dropout.mask", s2, false, "as^2b", true);
@@ -184,10 +188,13 @@ int64_t selective_layer_worst(const LayerMemory& full, const LayerMemory& kept, 
                 ln2_out = full.bytes("mlp.fc1.input");
   const int64_t mlp_inner = full.bytes("mlp.act.input") + full.bytes("mlp.fc2.input");
   const int64_t s2 = full.prefix_bytes("attention.softmax.") + full.prefix_bytes("attention.dropout.");
+  // A fused core_attn recompute saves its (new) output for the fused backward; the
+  // unfused one keeps no output.
+  const int64_t fused_out = full.bytes("attention.softmax.stats") > 0 ? full.bytes("attention.proj.input") : 0;
   const int64_t stored = kept.total();
   const int64_t mlp_recomputed = stored + (ln ? ln2_out : 0) + (mlp ? mlp_inner : 0);
   const int64_t mlp_released = mlp_recomputed - (mlp ? mlp_inner : 0) - (mlp && !ln ? ln2_out : 0);
-  const int64_t attention_recomputed = mlp_released + (ln ? ln1_out : 0) + (ca ? s2 : 0) + (up ? qkv : 0);
+  const int64_t attention_recomputed = mlp_released + (ln ? ln1_out : 0) + (ca ? s2 + fused_out : 0) + (up ? qkv : 0);
   return std::max({stored, mlp_recomputed, attention_recomputed});
 }
 

@@ -18,7 +18,13 @@
 //   mlp.act.input                d·sb·ffn   (SwiGLU: d·sb·2ffn)
 //   mlp.fc2.input                d·sb·ffn
 //   mlp.hidden_dropout.mask      sbh        only when hidden_dropout > 0
-// bf16, ffn = 4h, GeLU, dropout on: 34·sbh + 5·as²b. Flash attention: no s² tensors.
+// bf16, ffn = 4h, GeLU, dropout on: 34·sbh + 5·as²b. Flash attention: no s² tensors;
+// what a fused attention keeps instead (the cuda-cudnn backend runs it; design §11):
+//   attention.softmax.stats      4·asb      the rows' log-sum-exp in f32 (Korthikanti
+//                                           et al. leave it out; every flash kernel
+//                                           keeps it); its output is proj.input
+// so 34·sbh + 4·asb. Under a core_attn recompute the fused recompute also saves its
+// output (d·sbh/t) beside the stats at the attention-recomputed moment below.
 // Every count is checked: a config whose bytes exceed int64 is an rcts::Error, never
 // a wrapped (negative) number.
 //
@@ -53,7 +59,8 @@
 //                       + act and fc2 inputs if mlp (the MLP recompute);
 //                   (2) if mlp, the MLP checkpoint's backward frees its recompute and
 //                       its input (the LN2 output, unless layernorm keeps it);
-//                   (3) + LN1 output if layernorm, + the s² tensors if core_attn;
+//                   (3) + LN1 output if layernorm, + the s² tensors if core_attn
+//                       (fused: the stats and the recomputed output);
 //                   worst = max(S, (1), (3)). So core_attn, mlp, layernorm alone and
 //                   layernorm+core_attn reach A; core_attn+mlp reaches
 //                   max(A - s², A - act - fc2 - LN2 out); layernorm+mlp

@@ -43,8 +43,12 @@ Tensor SelfAttention::forward(SaveContext& ctx, const Tensor& x) {
     context = checkpoint::run_forward(recompute_core_, rt_.rng, core_, cctx, heads).at(0);
   }
   offload_commit(rt_, "core_attn", layer_);
-  Tensor merged = rt_.activation({s_ * b_, hl_}, path_ + ".context");
-  rt_.backend.heads_to_tokens(merged.bytes(), context.bytes(), esize, hl_, 0, s_, b_, a_, d_);
+  // A fused core attention (model.flash_attention) already gives the token layout.
+  Tensor merged = context;
+  if (!rt_.config.model.flash_attention) {
+    merged = rt_.activation({s_ * b_, hl_}, path_ + ".context");
+    rt_.backend.heads_to_tokens(merged.bytes(), context.bytes(), esize, hl_, 0, s_, b_, a_, d_);
+  }
   Tensor out;
   {
     auto group = offload_group(rt_, "attn_proj", layer_);
@@ -58,9 +62,12 @@ Tensor SelfAttention::backward(SaveContext& ctx, const Tensor& dy) {
   offload_backward_commit(rt_, "attn_proj", layer_);
   Tensor dmerged = proj_.backward(ctx.child("proj"), dy);
   offload_backward_start(rt_, "attn_proj", layer_);
-  Tensor dcontext = rt_.activation({b_, a_, s_, d_}, path_ + ".context.grad");
   const int esize = static_cast<int>(dtype_size(rt_.act_dtype()));
-  rt_.backend.tokens_to_heads(dcontext.bytes(), dmerged.bytes(), esize, hl_, 0, s_, b_, a_, d_);
+  Tensor dcontext = dmerged;  // a fused core attention takes the token layout
+  if (!rt_.config.model.flash_attention) {
+    dcontext = rt_.activation({b_, a_, s_, d_}, path_ + ".context.grad");
+    rt_.backend.tokens_to_heads(dcontext.bytes(), dmerged.bytes(), esize, hl_, 0, s_, b_, a_, d_);
+  }
   SaveContext& cctx = ctx.child("#core");
   offload_backward_commit(rt_, "core_attn", layer_);
   auto dheads = checkpoint::run_backward(recompute_core_, rt_.rng, core_, cctx, {dcontext});

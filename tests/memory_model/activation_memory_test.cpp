@@ -188,11 +188,30 @@ TEST(ActivationMemory, FlashAttentionSavesNoSquareTerm) {
   MemoryDims m = dims(2048, 1, 1024, 16);
   m.flash = true;
   const LayerMemory l = layer_memory(m);
-  EXPECT_EQ(l.total(), 34 * 2097152);
+  // 34·sbh + the f32 row statistics, 4·asb (a·s·b = 16·2048).
+  EXPECT_EQ(l.total(), 34 * 2097152 + 4 * 16 * 2048);
+  EXPECT_EQ(l.bytes("attention.softmax.stats"), 4 * 16 * 2048);
+  EXPECT_EQ(l.bytes("attention.softmax.output"), 0);
   for (const auto& t : l.tensors) EXPECT_EQ(t.formula.find("s^2"), std::string::npos) << t.name;
   m.t = 4;
   m.sp = true;
-  EXPECT_EQ(layer_memory(m).total(), 34 * 2097152 / 4);
+  EXPECT_EQ(layer_memory(m).total(), (34 * 2097152 + 4 * 16 * 2048) / 4);
+  // core_attn recompute drops the statistics too.
+  EXPECT_EQ(layer_memory(m, {"core_attn"}).bytes("attention.softmax.stats"), 0);
+}
+
+TEST(ActivationMemory, AFusedCoreAttnRecomputeHoldsItsOutputBesideTheStats) {
+  Config c = config(3);
+  c.model.flash_attention = true;
+  const int64_t A = stage_memory(c).full_layer_bytes;
+  const int64_t stats = 4 * 4 * 16 * 2, context = 2 * 16 * 2 * 64;  // 4·asb; d·sbh
+  c.recompute.recompute_granularity = "selective";
+  c.recompute.recompute_modules = {"core_attn"};
+  const StageMemory st = stage_memory(c);
+  EXPECT_EQ(st.per_layer_bytes(), std::vector<int64_t>(3, A - stats));
+  // The last layer's backward: the two earlier layers stored, this one's stats and the
+  // recomputed output (a new tensor: the projection keeps the original) on top of its own.
+  EXPECT_EQ(st.peak_backward_bytes, 2 * (A - stats) + A + context);
 }
 
 TEST(ActivationMemory, InconsistentDimsAreErrors) {
