@@ -157,8 +157,8 @@ Case fused_case(const char* file, const std::string& backend) {
 
 CaseResult run_on(Backend& b, const Case& c) {
   RunOptions o;
-  o.backend = &b;
-  o.golden_dir = kSource / "golden";
+  o.scope.backend = &b;
+  o.scope.golden_dir = kSource / "golden";
   return run_case(c, o);
 }
 
