@@ -665,7 +665,8 @@ void read_micro_batch(const Reader& rd, const JsonReader& e, int i, const DumpDi
     e.at("micro_batch").fail("expected micro-batch " + std::to_string(i % per));
   r.losses.push_back(read_loss(rd, e));
   const std::string stem = mb_stem(i / per, i % per);
-  auto activation = [&](const char* key, const Shape& want, const char* what) {
+  // `act` by an init-capture: clang 14 cannot capture a structured binding.
+  auto activation = [&, act = act](const char* key, const Shape& want, const char* what) {
     Tensor t = rd.tensor(rd.need(e, key), stem + "." + key);
     if (t.shape() != want || t.dtype() != act)
       e.at(key).fail("a " + std::string(dtype_name(t.dtype())) + " " + shape_str(t.shape()) +
