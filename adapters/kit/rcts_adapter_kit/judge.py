@@ -10,6 +10,7 @@ import json
 import os
 import shutil
 import subprocess
+import tempfile
 
 from .layout import safe_stem as dump_name  # noqa: F401 (a case's dump directory name)
 from .errors import AdapterError
@@ -68,7 +69,6 @@ class Judgement:
 def validate_expectations(rcts, path, case_file):
     """Refuses a bad expectation file before anything runs: rcts reads it (over an empty dump
     directory) and exit 2 is its refusal, naming the file, JSON path and value."""
-    import tempfile
     with tempfile.TemporaryDirectory() as d:
         os.makedirs(os.path.join(d, "dumps"))
         rcts_check(rcts, os.path.join(d, "dumps"), os.path.join(d, "r.json"), [case_file], expect=path)
