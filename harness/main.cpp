@@ -34,7 +34,7 @@ using namespace rcts::harness;
 namespace {
 
 // True when an MPI launcher started this process (then rcts runs as one rank of many).
-[[maybe_unused]] bool launched_by_mpi() {
+bool launched_by_mpi() {
   for (const char* v : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_RANK", "MPI_LOCALNRANKS"})
     if (std::getenv(v)) return true;
   return false;
@@ -117,7 +117,10 @@ int dispatch(cli::Command& cmd, cli::SharedArgs& shared, std::ostream& out, bool
 
 int rcts_main(int argc, char** argv, MpiRun& run) {
   CLI::App app{"rcts: deterministic conformance suite for activation recompute and offload"};
-  app.set_version_flag("--version", std::string(kVersion) + " (" + run_git_sha() + ")");  // before MPI: runs git
+  // The commit is read (three git child processes, most of a start's cost) only by what
+  // prints it: --version here, reports later. One rank of an MPI job reads it before
+  // MPI_Init, since forking after it is unsafe with some transports.
+  app.set_version_flag("--version", [] { return std::string(kVersion) + " (" + run_git_sha() + ")"; });
   app.require_subcommand(1);
   cli::SharedArgs shared;
   const auto commands = cli::make_commands();
@@ -133,6 +136,7 @@ int rcts_main(int argc, char** argv, MpiRun& run) {
     if (*c->sub) cmd = c.get();
 
   RunOptions& opt = shared.opt;
+  if (launched_by_mpi()) run_git_sha();
   start_mpi(argc, argv, run, opt);
   opt.hooks.test_throw_on_rank = throw_on_rank_from_env();
   NullBuffer null_buffer;
