@@ -53,8 +53,8 @@ class CheckCommand : public Command {
     s.out << "\n" << summary_table(header, results);
     if (expectations)
       return finish_with_expectations(expect_, *expectations, s.cases, results,
-                                      runs_here(results, s.cases, opt.scope.world_size, true), header, json_out_, junit_out_,
-                                      s.rank0, s.out);
+                                      runs_here(results, s.cases, opt.scope.world_size, true), header,
+                                      opt.scope.filter, json_out_, junit_out_, s.rank0, s.out);
     if (s.rank0) {
       write_file(json_out_, results_json(header, results).dump(2) + "\n");
       write_file(junit_out_, junit_xml(header, results));

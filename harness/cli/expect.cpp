@@ -112,7 +112,7 @@ void add_undumped_cases(std::vector<CaseResult>& results, const std::vector<Case
       if (std::find(c.ranks.begin(), c.ranks.end(), world_size) == c.ranks.end())
         r.reason = "needs " + ranks_text(c.ranks) + " ranks, this check has " + std::to_string(world_size);
       else if (c.expect.config_error)
-        r.reason = "a config_error case: rcts judges its config alone, no implementation runs it";
+        r.reason = kConfigErrorSkip;
       else if (marker != markers.end())
         r.reason = "skipped by the implementation: " + marker->second;
       else
@@ -139,14 +139,14 @@ std::vector<bool> runs_here(const std::vector<CaseResult>& results, const std::v
 
 int finish_with_expectations(const ExpectOptions& o, const ExpectationFile& f, const std::vector<Case>& cases,
                              const std::vector<CaseResult>& results, const std::vector<bool>& here,
-                             const RunHeader& header, const std::string& json_out, const std::string& junit_out,
-                             bool write, std::ostream& out) {
+                             const RunHeader& header, const std::string& filter, const std::string& json_out,
+                             const std::string& junit_out, bool write, std::ostream& out) {
   if (results.empty()) {  // nothing compared is nothing met
     out << "\nexpectations: no result to compare with " << o.file << "\n";
     return 1;
   }
   const auto infos = case_infos(cases);
-  const ExpectationComparison cmp = compare_expectations(f, infos, results, here, header.ranks, o.strict);
+  const ExpectationComparison cmp = compare_expectations(f, infos, results, here, header.ranks, o.strict, filter);
   out << "\n" << expectation_summary(cmp, results);
   if (write) {
     if (!json_out.empty()) {
@@ -170,8 +170,11 @@ int finish_with_expectations(const ExpectOptions& o, const ExpectationFile& f, c
       for (const auto& l : up.added) out << "  added    " << l << "\n";
       for (const auto& l : up.removed) out << "  removed  " << l << "\n";
       for (const auto& l : up.changed) out << "  changed  " << l << "\n";
-      out << "Every " << kReasonPlaceholder << " reason must be written by hand (rcts refuses the file until then); "
-          << "then move " << proposed << " over " << o.file << ".\n\n"
+      if (after.find(kReasonPlaceholder) != std::string::npos)
+        out << "Every " << kReasonPlaceholder << " reason must be written by hand (rcts refuses the file until then); then m";
+      else
+        out << "M";
+      out << "ove " << proposed << " over " << o.file << ".\n\n"
           << unified_diff(before, after, o.file, proposed);
     }
     for (const auto& l : up.by_hand) out << "  by hand  " << l << "\n";

@@ -6,6 +6,7 @@
 #include <optional>
 
 #include "harness/cli/commands.hpp"
+#include "harness/expectations/report_consistency.hpp"
 #include "harness/io/atomic_file.hpp"
 #include "harness/reports/merge_reports.hpp"
 #include "reference/core/error.hpp"
@@ -59,6 +60,13 @@ class MergeReportsCommand : public Command {
     for (const auto& t : skipped_) sizes.push_back(not_run("--skipped", t, WorldSizeResults::Status::skipped));
     for (const auto& t : missing_) sizes.push_back(not_run("--missing", t, WorldSizeResults::Status::missing));
     if (sizes.empty()) throw Error("rcts merge-reports: no report given (pass the files of `rcts run --json`)");
+    std::vector<std::pair<std::string, const nlohmann::json*>> docs;
+    for (const auto& w : sizes)
+      if (w.status == WorldSizeResults::Status::run) {
+        check_results_consistency(w.document, w.file);
+        docs.emplace_back(w.file, &w.document);
+      }
+    check_same_rcts(docs);
     sizes = order_world_sizes(std::move(sizes));
     s.out << merged_summary(sizes);
     if (!json_out_.empty()) write_file_atomic(json_out_, merged_json(sizes).dump(2) + "\n");

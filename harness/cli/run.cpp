@@ -84,8 +84,8 @@ class RunCommand : public Command {
           listed.push_back(c != s.cases.end() && case_runs_on(*c, *opt.scope.backend));
         }
       return finish_with_expectations(expect_, *expectations, s.cases, results,
-                                      runs_here(results, s.cases, opt.scope.world_size, false, listed), header, json_out_,
-                                      junit_out_, s.rank0, s.out);
+                                      runs_here(results, s.cases, opt.scope.world_size, false, listed), header,
+                                      opt.scope.filter, json_out_, junit_out_, s.rank0, s.out);
     }
     if (s.rank0) {
       write_file(json_out_, results_json(header, results).dump(2) + "\n");

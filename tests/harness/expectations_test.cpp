@@ -338,16 +338,27 @@ TEST_F(Verdicts, UpdateProposesAReviewableFile) {
   ASSERT_EQ(up.removed.size(), 2u);
   EXPECT_EQ(up.removed[0], "entry 2 ('fixed'): fixed passes (why)");
   EXPECT_EQ(up.removed[1], "entry 7 ('nowhere.*'): matches no case (cannot express it)");
-  // Changed: entries that cover exactly the case that differs.
-  EXPECT_EQ(up.changed.size(), 3u);  // fail.other, skipped.fail, ran.fail
+  // Changed: entries that cover exactly the case that differs, and the expected
+  // failure whose entry pinned no signature yet.
+  EXPECT_EQ(up.changed, (std::vector<std::string>{
+                            "fail.same: pinned the signature of its expected failure (the reason stands)",
+                            "fail.other: expected to fail [memory] (entry 1 ('fail.other')), failed [bitwise, memory]; "
+                            "check the reason",
+                            "skipped.fail: expected to fail [masks] (entry 4 ('skipped.fail')), skipped: adapter skipped; "
+                            "check the reason",
+                            "ran.fail: expected to be skipped (entry 5 ('ran.fail')), ran and failed [rng]; check the reason"}));
   EXPECT_EQ(up.by_hand.size(), 1u);  // errored: an error is no expectation
   EXPECT_NE(up.by_hand[0].find("an error is no expectation"), std::string::npos);
   const std::string text = expectation_file_text(up.proposed);
   EXPECT_NE(text.find("\"case\": \"new.fail\",\n      \"outcome\": \"fail\",\n      \"checks\": [\"masks\"],\n"
-                      "      \"reason\": \"TODO(review): first divergence: masks\""),
+                      "      \"signature\": [\n        {\"check\": \"masks\", \"run\": \"\", \"differs\": \"masks detail\"}\n"
+                      "      ],\n      \"reason\": \"TODO(review): first divergence: masks\""),
             std::string::npos)
       << text;
-  EXPECT_NE(text.find("\"checks\": [\"bitwise\", \"memory\"],\n      \"reason\": \"TODO(review): was: why\""),
+  EXPECT_NE(text.find("\"checks\": [\"bitwise\", \"memory\"],\n      \"signature\": [\n"
+                      "        {\"check\": \"bitwise\", \"run\": \"\", \"differs\": \"bitwise detail\"},\n"
+                      "        {\"check\": \"memory\", \"run\": \"\", \"differs\": \"memory detail\"}\n"
+                      "      ],\n      \"reason\": \"TODO(review): was: why\""),
             std::string::npos)
       << text;
   EXPECT_EQ(text.find("\"fixed\""), std::string::npos);
