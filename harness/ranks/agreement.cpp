@@ -12,6 +12,9 @@
 
 #include <unistd.h>
 
+#include <fstream>
+
+#include "harness/io/digest.hpp"
 #include "harness/io/gather.hpp"
 #include "harness/io/version.hpp"
 #include "harness/ranks/rank_watchdog.hpp"
@@ -188,16 +191,20 @@ std::vector<nlohmann::json> RankAgreement::exchange(const std::string& point, nl
 std::optional<std::string> start_verdict(const std::vector<nlohmann::json>& per_rank) {
   if (auto e = errors_of(per_rank)) return e;
   std::string out;
-  for (const char* key : {"command", "build"}) {
-    const auto& first = per_rank.at(0).at(key);
+  // A rank of an older build may not send every field: a missing one differs too.
+  auto value_of = [](const nlohmann::json& j, const char* key) {
+    return j.contains(key) && j.at(key).is_string() ? j.at(key).get<std::string>() : std::string("(not given)");
+  };
+  for (const char* key : {"command", "build", "executable"}) {
+    const std::string first = value_of(per_rank.at(0), key);
     for (size_t r = 1; r < per_rank.size(); ++r)
-      if (per_rank[r].at(key) != first) {
-        out += (out.empty() ? "" : "; ") + std::string("rank 0 runs '") + first.get<std::string>() + "', rank " +
-               std::to_string(r) + " runs '" + per_rank[r].at(key).get<std::string>() + "'";
-      }
+      if (const std::string mine = value_of(per_rank[r], key); mine != first)
+        out += (out.empty() ? "" : "; ") + std::string("rank 0 runs '") + first + "', rank " + std::to_string(r) +
+               " runs '" + mine + "'";
     if (!out.empty())
       return std::string("the ranks run different ") + (std::string(key) == "command" ? "commands" : "rcts builds") +
-             ": " + out + " (every rank of a job must run the same one)";
+             (std::string(key) == "executable" ? " (sha256 of the executable)" : "") + ": " + out +
+             " (every rank of a job must run the same one)";
   }
   return std::nullopt;
 }
@@ -267,11 +274,26 @@ std::optional<std::string> case_verdict(const std::vector<nlohmann::json>& per_r
 
 // --- the points ------------------------------------------------------------------------
 
+std::string executable_sha256() {
+  std::ifstream in("/proc/self/exe", std::ios::binary);
+  if (!in) return "unreadable";
+  Sha256 h;
+  std::vector<char> buf(size_t{1} << 20);
+  while (in.read(buf.data(), static_cast<std::streamsize>(buf.size())) || in.gcount() > 0)
+    h.update(buf.data(), static_cast<size_t>(in.gcount()));
+  return in.bad() ? "unreadable" : h.hex();
+}
+
+nlohmann::json start_record(const std::string& command) {
+  return {{"command", command},
+          {"build", std::string(kVersion) + " (" + kGitSha + ")"},
+          {"executable", executable_sha256()},
+          {"pid", static_cast<long>(::getpid())},
+          {"host", RankWatchdog::this_host()}};
+}
+
 void agree_on_start(RankAgreement& a, const std::string& command) {
-  nlohmann::json mine{{"command", command},
-                      {"build", std::string(kVersion) + " (" + kGitSha + ")"},
-                      {"pid", static_cast<long>(::getpid())},
-                      {"host", RankWatchdog::this_host()}};
+  nlohmann::json mine = start_record(command);
   if (!a.setup_error().empty()) mine["error"] = a.setup_error();
   const auto all = a.exchange("start", mine);
   if (auto v = start_verdict(all)) throw AgreedError(*v);

@@ -3,7 +3,8 @@
 //
 // At fixed points every rank exchanges a small JSON record with every other rank, on a
 // communicator of its own (so these exchanges never match the runner's collectives):
-//   start        the command and the rcts build each rank runs
+//   start        the command and the rcts build each rank runs (its version, commit and
+//                the sha256 of its executable, so two builds of one commit differ too)
 //   load         whether each rank loaded its cases (else its error)
 //   case list    the ids each rank selected
 //   before case  the case (a sha256 of its parsed file) and its resolved configs, or
@@ -81,6 +82,11 @@ class RankAgreement {
   std::string setup_error_;
   std::unique_ptr<RankWatchdog> watchdog_;
 };
+
+// What a rank says of itself at start: command, build ("version (commit)"), executable
+// (the sha256 of /proc/self/exe, "unreadable" when it cannot be read), pid and host.
+nlohmann::json start_record(const std::string& command);
+std::string executable_sha256();
 
 // --- the points, for the runner and the CLI (no-ops with one rank) -------------------
 // Each throws AgreedError on every rank when the ranks differ or one failed.
