@@ -24,6 +24,14 @@ class MatrixCommand : public Command {
   bool needs_cases() const override { return false; }
   std::string activity() const override { return "rendering the results matrix"; }
 
+  std::vector<PathUse> path_uses(const SharedArgs&) const override {
+    std::vector<PathUse> u;
+    for (const auto& r : reports_) u.push_back({PathUse::Kind::input, "results JSON", matrix_argument_file(r)});
+    u.push_back({PathUse::Kind::output, "--html", html_});
+    u.push_back({PathUse::Kind::output, "--markdown", markdown_});
+    return u;
+  }
+
   int run(Session&) override {
     const Matrix m = read_matrix(reports_);
     if (!html_.empty()) write_file_atomic(html_, matrix_html(m, title_));

@@ -58,7 +58,7 @@ std::string non_empty(const JsonReader& r, const char* what) {
 }
 
 ExpectationEntry parse_entry(const JsonReader& r, size_t index, const std::vector<std::string>& kinds) {
-  r.expect_object({"case", "ranks", "outcome", "checks", "reason", "issue"});
+  r.expect_object({"case", "ranks", "outcome", "checks", "skip_reason", "reason", "issue"});
   for (const char* key : {"case", "outcome", "reason"})
     if (!r.has(key)) r.fail("missing key '" + std::string(key) + "'");
   ExpectationEntry e;
@@ -99,6 +99,11 @@ ExpectationEntry parse_entry(const JsonReader& r, size_t index, const std::vecto
     std::sort(e.checks.begin(), e.checks.end());
   } else if (r.has("checks")) {
     r.at("checks").fail("a \"skip\" entry names no checks");
+  }
+  if (r.has("skip_reason")) {
+    if (e.outcome != ExpectedOutcome::skip) r.at("skip_reason").fail("only a \"skip\" entry names a skip reason");
+    e.skip_reason = non_empty(r.at("skip_reason"), "the skip reason");
+    check_glob(r.at("skip_reason"), e.skip_reason);
   }
   e.reason = non_empty(r.at("reason"), "the reason");
   if (e.reason.rfind(kReasonPlaceholder, 0) == 0)
@@ -200,6 +205,7 @@ std::string expectation_file_text(const ExpectationFile& f) {
       for (const auto& k : e.checks) list += (list.empty() ? "" : ", ") + q(k);
       t += "      \"checks\": [" + list + "],\n";
     }
+    if (!e.skip_reason.empty()) t += "      \"skip_reason\": " + q(e.skip_reason) + ",\n";
     t += "      \"reason\": " + q(e.reason);
     if (!e.issue.empty()) t += ",\n      \"issue\": " + q(e.issue);
     t += "\n    }";

@@ -24,6 +24,9 @@ struct ExpectationEntry {
   std::vector<int> ranks;      // world sizes it applies to; empty: every world size
   ExpectedOutcome outcome = ExpectedOutcome::fail;
   std::vector<std::string> checks;  // fail: exactly the kinds expected to fail (sorted)
+  // skip: a glob the skip's reason must match (empty: any reason); a skip for another
+  // reason (an adapter's crash, say) is a regression, not the expected skip.
+  std::string skip_reason;
   std::string reason;
   std::string issue;  // optional URL
 
