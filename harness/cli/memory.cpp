@@ -4,6 +4,7 @@
 #include <iostream>
 
 #include "harness/cli/commands.hpp"
+#include "harness/io/text_safety.hpp"
 #include "harness/megatron/megatron_args.hpp"
 #include "reference/config/config_json.hpp"
 #include "reference/memory_model/report.hpp"
@@ -50,10 +51,10 @@ class MemoryCommand : public Command {
       cfg = read_config_file(config_file_);
     }
     if (print_config_) {
-      std::cout << config_to_json(cfg).dump(2) << "\n";
+      std::cout << json_text(config_to_json(cfg), 2) << "\n";
       return 0;
     }
-    std::cout << (json_ ? memory_report_json(cfg).dump(2) + "\n" : memory_report_text(cfg));
+    std::cout << (json_ ? json_text(memory_report_json(cfg), 2) + "\n" : memory_report_text(cfg));
     return 0;
   }
 

@@ -180,7 +180,9 @@ class Reader {
     const fs::path path = dir_ / file;
     const std::string where = "tensor file " + path.string() + " ";
     if (const auto out = outside_the_dump(path)) r.at("file").fail(where + *out);
-    if (!fs::is_regular_file(path)) r.at("file").fail("tensor file " + path.string() + " does not exist");
+    if (std::error_code ec; !fs::is_regular_file(path, ec))
+      r.at("file").fail(where + (fs::exists(fs::symlink_status(path, ec)) ? "is not a regular file (a FIFO, socket, device or directory)"
+                                                                         : "does not exist"));
     NpyHeader h;
     try {
       h = read_npy_header(path);
@@ -221,6 +223,11 @@ class Reader {
     std::error_code ec;
     if (!fs::is_symlink(path, ec)) return std::nullopt;
     const fs::path real = fs::weakly_canonical(path, ec);
+    if (ec) {  // a loop of links, or one too long to follow: name where it points
+      std::error_code e2;
+      return "is a symbolic link to '" + fs::read_symlink(path, e2).string() + "' that cannot be resolved (" +
+             ec.message() + ")";
+    }
     const fs::path root = fs::weakly_canonical(dir_, ec);
     const auto [r, p] = std::mismatch(root.begin(), root.end(), real.begin(), real.end());
     if (!ec && r == root.end() && p != real.end()) return std::nullopt;
