@@ -7,9 +7,10 @@
 #include <set>
 #include <sstream>
 
-#include "harness/io/atomic_file.hpp"
 #include "harness/expectations/expectation_compare.hpp"
 #include "harness/expectations/expectation_update.hpp"
+#include "harness/io/atomic_file.hpp"
+#include "harness/io/safe_name.hpp"
 #include "reference/core/error.hpp"
 
 namespace rcts::harness {
@@ -37,16 +38,6 @@ ExpectationFile load_expectations(const ExpectOptions& o, const std::vector<Case
   return f;
 }
 
-std::string case_dir_name(const std::string& case_id) {
-  std::string s = case_id.substr(0, 200);
-  for (auto& ch : s) {
-    const bool ok = (ch >= 'A' && ch <= 'Z') || (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') || ch == '.' ||
-                    ch == '_' || ch == '-';
-    if (!ok) ch = '_';
-  }
-  return s;
-}
-
 namespace {
 
 std::string ranks_text(const std::vector<int>& ranks) {
@@ -65,7 +56,7 @@ std::string read_text(const fs::path& p) {
 // Case id -> the reason its marker gives, for every marker below `dirs`.
 std::map<std::string, std::string> skip_markers(const std::vector<Case>& cases, const std::vector<fs::path>& dirs) {
   std::map<std::string, const Case*> by_dir;
-  for (const auto& c : cases) by_dir.emplace(case_dir_name(c.id), &c);
+  for (const auto& c : cases) by_dir.emplace(safe_file_stem(c.id), &c);
   std::map<std::string, std::string> out;
   for (const auto& dir : dirs) {
     if (!fs::is_directory(dir)) continue;  // index_dumps has said so

@@ -31,9 +31,8 @@ std::vector<CaseInfo> case_infos(const std::vector<Case>& cases);
 ExpectationFile load_expectations(const ExpectOptions& o, const std::vector<Case>& cases);
 
 // The adapters' marker for a case they cannot express: a file "SKIPPED" (the reason)
-// in the directory named after the case id (characters outside [A-Za-z0-9._-] as '_').
+// in the directory named after the case id (the safe file-name rule, harness/io/safe_name.hpp).
 inline constexpr const char* kSkipMarker = "SKIPPED";
-std::string case_dir_name(const std::string& case_id);
 
 // rcts check --expect: a skip result for each selected case that has no result, on each
 // backend the dumps name (none: the file's implementation), saying why: the case does

@@ -382,10 +382,5 @@ TEST(ExpectationUpdate, UnifiedDiff) {
   EXPECT_EQ(unified_diff("", "b\n", "old", "new"), "--- old\n+++ new\n@@ -0,0 +1,1 @@\n+b\n");
 }
 
-TEST(ExpectCli, CaseDirectoryNamesFollowTheAdapters) {
-  EXPECT_EQ(case_dir_name("selective.core_attn.bf16"), "selective.core_attn.bf16");
-  EXPECT_EQ(case_dir_name("a b/c"), "a_b_c");
-}
-
 }  // namespace
 }  // namespace rcts::harness
