@@ -13,7 +13,7 @@ as expected, 1 otherwise (an adapter or rcts error is a difference); without --e
 exit 0 when nothing failed or errored. Exit 2 on bad input.
 
 --out DIR: a new or empty directory, or one an earlier check-megatron made (it holds
-.rcts-check-megatron); only rcts/ and megatron/ in it are replaced (issue 29, F15).
+.rcts-check-megatron); only rcts/ and megatron/ in it are replaced.
 """
 import argparse
 import fnmatch

@@ -11,6 +11,7 @@
 #include "harness/checks/pipeline_checks.hpp"
 #include "harness/checks/portable_checks.hpp"
 #include "harness/io/hex_bits.hpp"
+#include "oracle/philox_masks.hpp"
 #include "reference/memory_model/activation_memory.hpp"
 
 namespace rcts::harness {
@@ -195,8 +196,8 @@ CheckResult check_masks(const RunRecord& base, const RunRecord& run, const std::
       return fail(kind, label + ": mask of " + m.site + " (micro-batch " + std::to_string(m.micro_batch) +
                             ") drawn from '" + m.generator + "' with seed " + std::to_string(m.seed) +
                             ", design §5 says " + std::to_string(want_seed));
-    const std::vector<uint8_t> mask = mask_oracle::dropout_mask(m.seed, m.offset, m.p, m.numel);
-    if (mask_oracle::fnv1a64(mask.data(), mask.size()) != m.digest)
+    const std::vector<uint8_t> mask = oracle::philox_masks::dropout_mask(m.seed, m.offset, m.p, m.numel);
+    if (oracle::philox_masks::fnv1a64(mask.data(), mask.size()) != m.digest)
       return fail(kind, label + ": mask of " + m.site + " does not regenerate from seed " + std::to_string(m.seed) +
                             " offset " + std::to_string(m.offset) + " under the dropout rule");
     ++regenerated;

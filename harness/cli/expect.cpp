@@ -8,10 +8,10 @@
 #include <set>
 #include <sstream>
 
-#include "harness/io/atomic_file.hpp"
-#include "harness/io/digest.hpp"
 #include "harness/expectations/expectation_compare.hpp"
 #include "harness/expectations/expectation_update.hpp"
+#include "harness/io/atomic_file.hpp"
+#include "harness/io/safe_name.hpp"
 #include "reference/core/error.hpp"
 
 namespace rcts::harness {
@@ -44,20 +44,6 @@ ExpectationFile load_expectations(const ExpectOptions& o, const std::vector<Case
   ExpectationFile f = read_expectation_file(o.file);
   refuse_conflicts(f, case_infos(cases));
   return f;
-}
-
-std::string case_dir_name(const std::string& case_id) {
-  std::string s = case_id;
-  for (auto& ch : s) {
-    const bool ok = (ch >= 'A' && ch <= 'Z') || (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') || ch == '.' ||
-                    ch == '_' || ch == '-';
-    if (!ok) ch = '_';
-  }
-  // A file name holds 255 bytes: a longer id keeps its first 183 characters and the
-  // start of its sha256, so two long ids never share a directory.
-  if (s.size() > kMaxCaseDirName)
-    s = s.substr(0, kMaxCaseDirName - 17) + "-" + sha256_hex(case_id.data(), case_id.size()).substr(0, 16);
-  return s;
 }
 
 namespace {
@@ -116,7 +102,7 @@ std::string read_skip_marker(const fs::path& m) {
 // Case id -> the reason its marker gives, for every marker below `dirs`.
 std::map<std::string, std::string> skip_markers(const std::vector<Case>& cases, const std::vector<fs::path>& dirs) {
   std::map<std::string, const Case*> by_dir;
-  for (const auto& c : cases) by_dir.emplace(case_dir_name(c.id), &c);
+  for (const auto& c : cases) by_dir.emplace(safe_file_stem(c.id), &c);
   std::map<std::string, std::string> out;
   for (const auto& dir : dirs) {
     if (!fs::is_directory(dir)) continue;  // index_dumps has said so

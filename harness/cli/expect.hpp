@@ -38,14 +38,10 @@ std::vector<CaseInfo> case_infos(const std::vector<Case>& cases);
 ExpectationFile load_expectations(const ExpectOptions& o, const std::vector<Case>& cases);
 
 // The adapters' marker for a case they cannot express: a file "SKIPPED" (the reason)
-// in the directory named after the case id (characters outside [A-Za-z0-9._-] as '_';
-// an id of more than kMaxCaseDirName characters keeps its first 183 and, after '-', the
-// first 16 hex digits of its sha256). At most kMaxSkipMarkerBytes, a plain file.
+// in the directory named after the case id (the safe file-name rule, harness/io/safe_name.hpp).
+// At most kMaxSkipMarkerBytes, a plain file.
 inline constexpr const char* kSkipMarker = "SKIPPED";
 inline constexpr size_t kMaxSkipMarkerBytes = 4096;
-// Ids longer than this many characters are shortened with a hash (expect.cpp).
-inline constexpr size_t kMaxCaseDirName = 200;
-std::string case_dir_name(const std::string& case_id);
 
 // rcts check --expect: a skip result for each selected case that has no result, on each
 // backend the dumps name (none: the file's implementation), saying why: the case does

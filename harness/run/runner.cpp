@@ -25,7 +25,6 @@
 #include "harness/reports/progress.hpp"
 #include "harness/reports/run_report.hpp"
 #include "harness/io/version.hpp"
-#include "harness/checks/mask_oracle.hpp"
 #include "reference/config/config_json.hpp"
 #include "reference/parallel/wait_deadline.hpp"
 #include "reference/config/validate.hpp"

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 29 F15 and F16, issue 33: scripts/check-pytorch (and check-megatron) never deletes what it did not make (--out),
+# scripts/check-pytorch (and check-megatron) never deletes what it did not make (--out),
 # and bad input to the adapter or to check-pytorch is exit 2 with a message naming the
 # file and the field, never a traceback.
 # Usage: hostile_input.sh ROOT RCTS PYTHON WORKDIR. Exit 0 when every refusal is right.

@@ -250,5 +250,16 @@ class TensorFiles(unittest.TestCase):
         self.refused("t.npy", "is not a regular file")
 
 
+class FileNames(unittest.TestCase):
+    def test_the_examples_rcts_is_pinned_by(self):
+        """The safe file-name rule: the examples tests/harness/npy_test.cpp reads too."""
+        from rcts_adapter_kit.layout import safe_stem
+        with open(os.path.join(HERE, "..", "support", "file_names.json"), encoding="utf-8") as f:
+            examples = json.load(f)["examples"]
+        self.assertGreaterEqual(len(examples), 10)
+        for given, want in examples:
+            self.assertEqual(safe_stem(given), want, given)
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -1,5 +1,5 @@
 # `rcts --version`, the JSON header and the JUnit properties name the commit the source
-# tree stands at now, with -dirty after a local edit (issue 15, item 3). The expected
+# tree stands at now, with -dirty after a local edit. The expected
 # value comes from git here; without a work tree rcts must say the sha is configure-time.
 file(REMOVE_RECURSE ${OUT})
 file(MAKE_DIRECTORY ${OUT})

@@ -418,15 +418,5 @@ TEST(ExpectationUpdate, UnifiedDiff) {
   EXPECT_EQ(unified_diff("", "b\n", "old", "new"), "--- old\n+++ new\n@@ -0,0 +1,1 @@\n+b\n");
 }
 
-TEST(ExpectCli, CaseDirectoryNamesFollowTheAdapters) {
-  EXPECT_EQ(case_dir_name("selective.core_attn.bf16"), "selective.core_attn.bf16");
-  EXPECT_EQ(case_dir_name("a b/c"), "a_b_c");
-  EXPECT_EQ(case_dir_name(std::string(200, 'a')), std::string(200, 'a'));  // the longest kept whole
-  // Longer ids: 183 characters, '-', 16 hex digits of the id's sha256 (python's hashlib
-  // gave these), so ids that share their first 200 characters get a directory each.
-  EXPECT_EQ(case_dir_name(std::string(201, 'a')), std::string(183, 'a') + "-a92efd82109373e5");
-  EXPECT_EQ(case_dir_name(std::string(200, 'a') + "b"), std::string(183, 'a') + "-830c8d218c20d177");
-}
-
 }  // namespace
 }  // namespace rcts::harness

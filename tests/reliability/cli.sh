@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Hostile-user tests of the rcts CLI (issues 27, 29 and 33), one per CTest: cli.sh RCTS CASES WORK TEST.
+# Hostile-user tests of the rcts CLI, one per CTest: cli.sh RCTS CASES WORK TEST.
 # Each prints what it saw and exits 1 on a violation, 77 when a tool it needs is missing.
 set -uo pipefail
 rcts=$1 cases=$2 work=$3 test=$4

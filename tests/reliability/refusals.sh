@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The refusal sweep (issue 29, F18): one hostile input per refusal path of every input
+# The refusal sweep: one hostile input per refusal path of every input
 # rcts reads (case files, case directories, Megatron-LM arguments and files, expectation
 # files, results JSONs, dump manifests, option values). Each row of refusals.table says
 # the rcts arguments, the exit status, and the texts the message must hold: the file
