@@ -273,6 +273,7 @@ def write_run(directory, meta, cfg, out, implementation, layouts=None):
             "rng_after": {"opaque": e["rng_after"]},
             "saved_bytes_per_layer": e["saved_bytes_per_layer"],
             "saved_tensors": e["saved_tensors"],
+            **({"held_after_backward": e["held_after_backward"]} if "held_after_backward" in e else {}),
             "saved_after_forward": e["saved_after_forward"],
             "host_resident_after_forward": e["host_resident_after_forward"],
             "offloaded_bytes": e["offloaded_bytes"], "reloaded_bytes": e["reloaded_bytes"]})
@@ -302,6 +303,9 @@ def write_run(directory, meta, cfg, out, implementation, layouts=None):
         "masks": masks, "counts": out["counts"], "side_effects": out.get("side_effects", {}),
         "memory": {},
     }
+    # The saved-tensor profile the run's saved_tensors are judged under (docs/dump-format.md).
+    if implementation.get("memory_profile"):
+        manifest["memory_profile"] = implementation["memory_profile"]
     # What the adapter cannot observe is declared, with why, and left out (NOT_RECORDED).
     for field, why in out.get("not_recorded", {}).items():
         if field not in NOT_RECORDED:
