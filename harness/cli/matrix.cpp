@@ -26,6 +26,14 @@ class MatrixCommand : public Command {
   bool needs_cases() const override { return false; }
   std::string activity() const override { return "rendering the results matrix"; }
 
+  std::vector<PathUse> path_uses(const SharedArgs&) const override {
+    std::vector<PathUse> u;
+    for (const auto& r : reports_) u.push_back({PathUse::Kind::input, "results JSON", matrix_argument_file(r)});
+    u.push_back({PathUse::Kind::output, "--html", html_});
+    u.push_back({PathUse::Kind::output, "--markdown", markdown_});
+    return u;
+  }
+
   int run(Session&) override {
     const auto inputs = read_matrix_inputs(reports_);
     std::vector<std::pair<std::string, const nlohmann::json*>> docs;

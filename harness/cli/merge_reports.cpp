@@ -7,6 +7,7 @@
 
 #include "harness/cli/commands.hpp"
 #include "harness/expectations/report_consistency.hpp"
+#include "harness/io/text_safety.hpp"
 #include "harness/io/atomic_file.hpp"
 #include "harness/reports/merge_reports.hpp"
 #include "reference/core/error.hpp"
@@ -51,6 +52,17 @@ class MergeReportsCommand : public Command {
   bool needs_cases() const override { return false; }
   std::string activity() const override { return "merging reports"; }
 
+  std::vector<PathUse> path_uses(const SharedArgs&) const override {
+    std::vector<PathUse> u;
+    for (const auto& r : reports_) {
+      const auto split = split_world_size(r);
+      u.push_back({PathUse::Kind::input, "report", split ? split->second : r});
+    }
+    u.push_back({PathUse::Kind::output, "--json", json_out_});
+    u.push_back({PathUse::Kind::output, "--junit", junit_out_});
+    return u;
+  }
+
   int run(Session& s) override {
     std::vector<WorldSizeResults> sizes;
     for (const auto& r : reports_) {
@@ -69,7 +81,7 @@ class MergeReportsCommand : public Command {
     check_same_rcts(docs);
     sizes = order_world_sizes(std::move(sizes));
     s.out << merged_summary(sizes);
-    if (!json_out_.empty()) write_file_atomic(json_out_, merged_json(sizes).dump(2) + "\n");
+    if (!json_out_.empty()) write_file_atomic(json_out_, json_text(merged_json(sizes), 2) + "\n");
     if (!junit_out_.empty()) write_file_atomic(junit_out_, merged_junit(sizes));
     return merged_exit_status(sizes);
   }

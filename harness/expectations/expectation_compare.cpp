@@ -65,7 +65,12 @@ ResultVerdict judge(const CaseResult& r, const ExpectationEntry* e) {
       }
       return v;
     case Outcome::skip:
-      if (e && e->outcome == ExpectedOutcome::skip) {
+      if (e && e->outcome == ExpectedOutcome::skip && !e->skip_reason.empty() &&
+          !glob_match(e->skip_reason, r.reason)) {
+        v.verdict = Verdict::regression;
+        v.note = "expected to be skipped" + by + " for a reason matching '" + e->skip_reason +
+                 "', skipped for another: " + first_line(r.reason);
+      } else if (e && e->outcome == ExpectedOutcome::skip) {
         v.verdict = Verdict::expected_skip;
       } else {
         v.verdict = Verdict::unexpected_skip;

@@ -101,7 +101,7 @@ std::vector<SignatureItem> parse_signature(const JsonReader& sr, const Expectati
 }
 
 ExpectationEntry parse_entry(const JsonReader& r, size_t index, const std::vector<std::string>& kinds) {
-  r.expect_object({"case", "ranks", "outcome", "checks", "signature", "reason", "issue"});
+  r.expect_object({"case", "ranks", "outcome", "checks", "signature", "skip_reason", "reason", "issue"});
   for (const char* key : {"case", "outcome", "reason"})
     if (!r.has(key)) r.fail("missing key '" + std::string(key) + "'");
   ExpectationEntry e;
@@ -145,6 +145,11 @@ ExpectationEntry parse_entry(const JsonReader& r, size_t index, const std::vecto
     r.at("checks").fail("a \"skip\" entry names no checks");
   } else if (r.has("signature")) {
     r.at("signature").fail("a \"skip\" entry has no failure to pin");
+  }
+  if (r.has("skip_reason")) {
+    if (e.outcome != ExpectedOutcome::skip) r.at("skip_reason").fail("only a \"skip\" entry names a skip reason");
+    e.skip_reason = non_empty(r.at("skip_reason"), "the skip reason");
+    check_glob(r.at("skip_reason"), e.skip_reason);
   }
   e.reason = non_empty(r.at("reason"), "the reason");
   if (e.reason.rfind(kReasonPlaceholder, 0) == 0)
@@ -254,6 +259,7 @@ std::string expectation_file_text(const ExpectationFile& f) {
         t += "\n      ],\n";
       }
     }
+    if (!e.skip_reason.empty()) t += "      \"skip_reason\": " + q(e.skip_reason) + ",\n";
     t += "      \"reason\": " + q(e.reason);
     if (!e.issue.empty()) t += ",\n      \"issue\": " + q(e.issue);
     t += "\n    }";

@@ -38,6 +38,9 @@ struct ExpectationEntry {
   ExpectedOutcome outcome = ExpectedOutcome::fail;
   std::vector<std::string> checks;  // fail: exactly the kinds expected to fail (sorted)
   std::vector<SignatureItem> signature;  // fail, one case: every failing check as seen (sorted); empty: not pinned
+  // skip: a glob the skip's reason must match (empty: any reason); a skip for another
+  // reason (an adapter's crash, say) is a regression, not the expected skip.
+  std::string skip_reason;
   std::string reason;
   std::string issue;  // optional URL
 

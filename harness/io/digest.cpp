@@ -14,13 +14,8 @@ namespace rcts::harness {
 // Golden hashes are of little-endian bytes; on a big-endian host raw bytes would differ.
 static_assert(std::endian::native == std::endian::little, "rcts digests assume a little-endian host");
 
-std::string sha256_hex(const void* data, size_t n) {
-  unsigned char md[EVP_MAX_MD_SIZE];
-  unsigned int len = 0;
-  // EVP_Digest reads nothing when n == 0, but it still wants a valid pointer.
-  static const unsigned char empty = 0;
-  if (EVP_Digest(n ? data : &empty, n, md, &len, EVP_sha256(), nullptr) != 1 || len != 32)
-    throw Error("sha256 of " + std::to_string(n) + " bytes failed in OpenSSL EVP_Digest");
+namespace {
+std::string hex_of(const unsigned char* md, unsigned int len) {
   static const char* hex = "0123456789abcdef";
   std::string out(2 * len, '0');
   for (unsigned int i = 0; i < len; ++i) {
@@ -28,6 +23,39 @@ std::string sha256_hex(const void* data, size_t n) {
     out[2 * i + 1] = hex[md[i] & 0xf];
   }
   return out;
+}
+}  // namespace
+
+Sha256::Sha256() : ctx_(EVP_MD_CTX_new()) {
+  if (!ctx_ || EVP_DigestInit_ex(static_cast<EVP_MD_CTX*>(ctx_), EVP_sha256(), nullptr) != 1) {
+    EVP_MD_CTX_free(static_cast<EVP_MD_CTX*>(ctx_));
+    throw Error("sha256: OpenSSL EVP_DigestInit_ex failed");
+  }
+}
+
+Sha256::~Sha256() { EVP_MD_CTX_free(static_cast<EVP_MD_CTX*>(ctx_)); }
+
+void Sha256::update(const void* data, size_t n) {
+  if (n && EVP_DigestUpdate(static_cast<EVP_MD_CTX*>(ctx_), data, n) != 1)
+    throw Error("sha256 of " + std::to_string(n) + " bytes failed in OpenSSL EVP_DigestUpdate");
+}
+
+std::string Sha256::hex() {
+  unsigned char md[EVP_MAX_MD_SIZE];
+  unsigned int len = 0;
+  if (EVP_DigestFinal_ex(static_cast<EVP_MD_CTX*>(ctx_), md, &len) != 1 || len != 32)
+    throw Error("sha256: OpenSSL EVP_DigestFinal_ex failed");
+  return hex_of(md, len);
+}
+
+std::string sha256_hex(const void* data, size_t n) {
+  unsigned char md[EVP_MAX_MD_SIZE];
+  unsigned int len = 0;
+  // EVP_Digest reads nothing when n == 0, but it still wants a valid pointer.
+  static const unsigned char empty = 0;
+  if (EVP_Digest(n ? data : &empty, n, md, &len, EVP_sha256(), nullptr) != 1 || len != 32)
+    throw Error("sha256 of " + std::to_string(n) + " bytes failed in OpenSSL EVP_Digest");
+  return hex_of(md, len);
 }
 
 namespace {

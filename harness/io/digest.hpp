@@ -15,6 +15,21 @@ namespace rcts::harness {
 // Lower-case hex sha256 of n bytes (OpenSSL EVP).
 std::string sha256_hex(const void* data, size_t n);
 
+// sha256 of bytes given in pieces (a file read in chunks): hex() equals sha256_hex of
+// their concatenation.
+class Sha256 {
+ public:
+  Sha256();
+  ~Sha256();
+  Sha256(const Sha256&) = delete;
+  Sha256& operator=(const Sha256&) = delete;
+  void update(const void* data, size_t n);
+  std::string hex();  // ends the digest: call once
+
+ private:
+  void* ctx_;  // EVP_MD_CTX
+};
+
 // Stats over the finite values, computed in double; NaN and inf are only counted so
 // that one NaN does not hide the range of the rest. All zero when nothing is finite.
 struct TensorStats {

@@ -1,4 +1,5 @@
 #include "harness/matrix/matrix.hpp"
+#include "harness/io/text_safety.hpp"
 
 #include <algorithm>
 #include <set>
@@ -163,12 +164,17 @@ Matrix build_matrix(const std::vector<MatrixInput>& inputs) {
   return m;
 }
 
+std::string matrix_argument_file(const std::string& arg) {
+  const auto eq = arg.find('=');
+  return eq == std::string::npos ? arg : arg.substr(eq + 1);
+}
+
 std::vector<MatrixInput> read_matrix_inputs(const std::vector<std::string>& args) {
   std::vector<MatrixInput> inputs;
   for (const auto& a : args) {
     MatrixInput in;
     const auto eq = a.find('=');
-    in.file = eq == std::string::npos ? a : a.substr(eq + 1);
+    in.file = matrix_argument_file(a);
     if (eq != std::string::npos) {
       in.label = a.substr(0, eq);
       if (in.label.empty()) throw Error(a + ": an empty label before '=' (LABEL=FILE)");
@@ -211,11 +217,15 @@ bool has_detail(const MatrixCell& c) { return c.outcome == "fail" || c.outcome =
 
 std::string md_escape(const std::string& s) {
   std::string out;
-  for (char ch : s) {
+  for (char ch : s) {  // raw HTML would be markup in a rendered table; controls would drive a terminal
     if (ch == '|') out += "\\|";
     else if (ch == '\n' || ch == '\r') out += ' ';
+    else if (ch == '<') out += "&lt;";
+    else if (ch == '>') out += "&gt;";
+    else if (ch == '&') out += "&amp;";
     else out += ch;
   }
+  out = visible_controls(out);
   return out;
 }
 

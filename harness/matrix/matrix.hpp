@@ -48,6 +48,8 @@ Matrix build_matrix(const std::vector<MatrixInput>& inputs);
 
 // Each argument "FILE" or "LABEL=FILE", read with the strict JSON reader (at least one).
 std::vector<MatrixInput> read_matrix_inputs(const std::vector<std::string>& args);
+// The file of one argument: FILE, or LABEL=FILE (the label ends at the first '=').
+std::string matrix_argument_file(const std::string& arg);
 
 // The cell's one-line text: "pass", "fail: memory", "skip: needs 2 ranks ...",
 // "expected-fail: memory", "fail: masks (regression)", ...

@@ -1,5 +1,6 @@
 // RankAgreement: timed exchanges on a private MPI communicator, and the verdicts.
 #include "harness/ranks/agreement.hpp"
+#include "harness/io/text_safety.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -12,11 +13,15 @@
 
 #include <unistd.h>
 
+#include <fstream>
+
+#include "harness/io/digest.hpp"
 #include "harness/io/gather.hpp"
 #include "harness/io/version.hpp"
 #include "harness/ranks/rank_watchdog.hpp"
 #include "reference/config/config_json.hpp"
 #include "reference/core/faults.hpp"
+#include "reference/parallel/wait_deadline.hpp"
 #ifdef RCTS_HAVE_MPI
 #include "reference/parallel/mpi_communicator.hpp"
 #endif
@@ -77,6 +82,7 @@ RankAgreement::RankAgreement(Communicator& world) : impl_(std::make_unique<Impl>
   size_ = world.size();
   timeout_s_ = seconds_from_env("RCTS_MPI_TIMEOUT", 300, setup_error_);
   error_timeout_s_ = seconds_from_env("RCTS_MPI_ERROR_TIMEOUT", 10, setup_error_);
+  case_timeout_s_ = seconds_from_env("RCTS_CASE_TIMEOUT", 300, setup_error_);
 #ifdef RCTS_HAVE_MPI
   if (auto* mpi = dynamic_cast<MpiCommunicator*>(&world)) {
     mpi_check(MPI_Comm_dup(mpi->comm(), &impl_->comm), "MPI_Comm_dup (rank agreement)");
@@ -89,7 +95,10 @@ void RankAgreement::start_watchdog(const std::vector<nlohmann::json>& start_reco
   std::vector<RankWatchdog::Peer> peers;
   for (const auto& r : start_records)
     peers.push_back({r.value("pid", 0L), r.value("host", std::string())});
-  watchdog_ = std::make_unique<RankWatchdog>(rank_, std::move(peers));
+  if (RankWatchdog* process = RankWatchdog::process_watchdog())
+    process->add_peers(peers);  // it watches until after MPI_Finalize
+  else
+    watchdog_ = std::make_unique<RankWatchdog>(rank_, std::move(peers));
 }
 
 void RankAgreement::stop_watchdog() { watchdog_.reset(); }
@@ -111,7 +120,7 @@ void RankAgreement::abort_job(const std::string& why) const {
 
 std::vector<nlohmann::json> RankAgreement::exchange(const std::string& point, nlohmann::json mine, Wait wait) {
   mine["at"] = point;
-  const std::string text = mine.dump();
+  const std::string text = json_text(mine);
   std::vector<std::string> texts;
   if (size_ == 1) {
     texts.push_back(text);
@@ -129,6 +138,9 @@ std::vector<nlohmann::json> RankAgreement::exchange(const std::string& point, nl
         if (MPI_Test(&req, &done, MPI_STATUS_IGNORE) != MPI_SUCCESS)
           abort_job(own_error + "MPI_Test failed at '" + point + "': aborting the job");
         if (done) return;
+        const WaitDeadline* in_case = current_wait_deadline();  // a case's deadline bounds its agreements too
+        if (in_case && std::chrono::steady_clock::now() > in_case->at && in_case->at < deadline)
+          wait_deadline_passed(*in_case, rank_, "the ranks' agreement '" + point + "'");
         if (std::chrono::steady_clock::now() > deadline)
           abort_job(own_error + "the other ranks did not reach '" + point + "' within " + seconds_str(limit) +
                     " s (" + (wait == Wait::after_error ? "RCTS_MPI_ERROR_TIMEOUT; they are probably waiting in a "
@@ -188,16 +200,20 @@ std::vector<nlohmann::json> RankAgreement::exchange(const std::string& point, nl
 std::optional<std::string> start_verdict(const std::vector<nlohmann::json>& per_rank) {
   if (auto e = errors_of(per_rank)) return e;
   std::string out;
-  for (const char* key : {"command", "build"}) {
-    const auto& first = per_rank.at(0).at(key);
+  // A rank of an older build may not send every field: a missing one differs too.
+  auto value_of = [](const nlohmann::json& j, const char* key) {
+    return j.contains(key) && j.at(key).is_string() ? j.at(key).get<std::string>() : std::string("(not given)");
+  };
+  for (const char* key : {"command", "build", "executable"}) {
+    const std::string first = value_of(per_rank.at(0), key);
     for (size_t r = 1; r < per_rank.size(); ++r)
-      if (per_rank[r].at(key) != first) {
-        out += (out.empty() ? "" : "; ") + std::string("rank 0 runs '") + first.get<std::string>() + "', rank " +
-               std::to_string(r) + " runs '" + per_rank[r].at(key).get<std::string>() + "'";
-      }
+      if (const std::string mine = value_of(per_rank[r], key); mine != first)
+        out += (out.empty() ? "" : "; ") + std::string("rank 0 runs '") + first + "', rank " + std::to_string(r) +
+               " runs '" + mine + "'";
     if (!out.empty())
       return std::string("the ranks run different ") + (std::string(key) == "command" ? "commands" : "rcts builds") +
-             ": " + out + " (every rank of a job must run the same one)";
+             (std::string(key) == "executable" ? " (sha256 of the executable)" : "") + ": " + out +
+             " (every rank of a job must run the same one)";
   }
   return std::nullopt;
 }
@@ -267,11 +283,26 @@ std::optional<std::string> case_verdict(const std::vector<nlohmann::json>& per_r
 
 // --- the points ------------------------------------------------------------------------
 
+std::string executable_sha256() {
+  std::ifstream in("/proc/self/exe", std::ios::binary);
+  if (!in) return "unreadable";
+  Sha256 h;
+  std::vector<char> buf(size_t{1} << 20);
+  while (in.read(buf.data(), static_cast<std::streamsize>(buf.size())) || in.gcount() > 0)
+    h.update(buf.data(), static_cast<size_t>(in.gcount()));
+  return in.bad() ? "unreadable" : h.hex();
+}
+
+nlohmann::json start_record(const std::string& command) {
+  return {{"command", command},
+          {"build", std::string(kVersion) + " (" + kGitSha + ")"},
+          {"executable", executable_sha256()},
+          {"pid", static_cast<long>(::getpid())},
+          {"host", RankWatchdog::this_host()}};
+}
+
 void agree_on_start(RankAgreement& a, const std::string& command) {
-  nlohmann::json mine{{"command", command},
-                      {"build", std::string(kVersion) + " (" + kGitSha + ")"},
-                      {"pid", static_cast<long>(::getpid())},
-                      {"host", RankWatchdog::this_host()}};
+  nlohmann::json mine = start_record(command);
   if (!a.setup_error().empty()) mine["error"] = a.setup_error();
   const auto all = a.exchange("start", mine);
   if (auto v = start_verdict(all)) throw AgreedError(*v);

@@ -3,7 +3,8 @@
 //
 // At fixed points every rank exchanges a small JSON record with every other rank, on a
 // communicator of its own (so these exchanges never match the runner's collectives):
-//   start        the command and the rcts build each rank runs
+//   start        the command and the rcts build each rank runs (its version, commit and
+//                the sha256 of its executable, so two builds of one commit differ too)
 //   load         whether each rank loaded its cases (else its error)
 //   case list    the ids each rank selected
 //   before case  the case (a sha256 of its parsed file) and its resolved configs, or
@@ -14,7 +15,9 @@
 // records: the case (or the whole run) fails on every rank with the failing rank's
 // message, and every rank exits non-zero.
 //
-// Every wait is bounded. A rank waits RCTS_MPI_TIMEOUT seconds (default 300) for the
+// Every wait is bounded. Within a case, every wait of its communication and of these
+// exchanges ends at the case's deadline, RCTS_CASE_TIMEOUT seconds (default 300) after
+// the case started (reference/parallel/wait_deadline.hpp). A rank waits RCTS_MPI_TIMEOUT seconds (default 300) for the
 // others at each point; a rank whose case just threw waits only RCTS_MPI_ERROR_TIMEOUT
 // seconds (default 10), because the others may be blocked in a collective that needs
 // it. When a wait expires, or the ranks turn out to be at different points (only an
@@ -66,9 +69,13 @@ class RankAgreement {
   [[noreturn]] void abort_job(const std::string& why) const;
 
   const std::string& setup_error() const { return setup_error_; }
+  // RCTS_CASE_TIMEOUT (default 300 s): how long a case may take before a wait of its
+  // communication that is still open ends the job (reference/parallel/wait_deadline.hpp).
+  double case_timeout_s() const { return case_timeout_s_; }
 
-  // From the start records (pid and host of every rank) until the exit exchange: a
-  // rank of this host that is stopped ends the job (rank_watchdog.hpp).
+  // The start records (pid and host of every rank) go to the process watchdog main()
+  // started (rank_watchdog.hpp), else to one of the agreement's own, which watches until
+  // the exit exchange: a rank of this host that is stopped ends the job.
   void start_watchdog(const std::vector<nlohmann::json>& start_records);
   void stop_watchdog();
 
@@ -77,10 +84,15 @@ class RankAgreement {
   std::unique_ptr<Impl> impl_;
   Communicator* world_;
   int rank_ = 0, size_ = 1;
-  double timeout_s_ = 300, error_timeout_s_ = 10;
+  double timeout_s_ = 300, error_timeout_s_ = 10, case_timeout_s_ = 300;
   std::string setup_error_;
   std::unique_ptr<RankWatchdog> watchdog_;
 };
+
+// What a rank says of itself at start: command, build ("version (commit)"), executable
+// (the sha256 of /proc/self/exe, "unreadable" when it cannot be read), pid and host.
+nlohmann::json start_record(const std::string& command);
+std::string executable_sha256();
 
 // --- the points, for the runner and the CLI (no-ops with one rank) -------------------
 // Each throws AgreedError on every rank when the ranks differ or one failed.

@@ -11,6 +11,8 @@
 #include "harness/io/strict_json.hpp"
 #include "reference/config/config_json.hpp"
 #include "reference/config/limits.hpp"
+#include "backends/registry.hpp"
+#include "reference/driver/model.hpp"
 #include "reference/runtime/parameter.hpp"
 
 namespace rcts::harness {
@@ -83,6 +85,108 @@ void check_fed_data(const RunRecord& r, const std::string& file) {
                     " of this case (run.seed " + std::to_string(r.config.run.seed) + "): " + diff.message());
     }
   }
+}
+
+// A process group in which this rank has this place, for building a model's parameters
+// without running it: any communication is a bug.
+class PlaceOnlyCommunicator final : public Communicator {
+ public:
+  PlaceOnlyCommunicator(int rank, int size) : rank_(rank), size_(size) {}
+  int rank() const override { return rank_; }
+  int size() const override { return size_; }
+  std::string backend() const override { return "place-only"; }
+  void all_gather(const void*, void*, int64_t) override { refuse(); }
+  void all_to_allv(const void*, const int64_t*, void*, const int64_t*) override { refuse(); }
+  void broadcast(void*, int64_t, int) override { refuse(); }
+  void barrier() override { refuse(); }
+
+ private:
+  [[noreturn]] static void refuse() { throw Error("listing a config's parameters communicated (a bug in rcts)"); }
+  int rank_, size_;
+};
+
+struct ParameterShape {
+  std::string name;
+  Shape shape;
+  DType dtype;
+};
+
+// The parameters rcts's model of `cfg` holds on the rank at `coords` of a world of
+// `world_size`, in its order: what a dump of this run must hold.
+std::vector<ParameterShape> parameters_of(const Config& cfg, const RankCoords& coords, int world_size) {
+  const auto backend = make_backend("cpu");
+  Runtime rt(cfg, *backend);
+  std::vector<std::unique_ptr<PlaceOnlyCommunicator>> groups;
+  if (world_size > 1) {
+    const auto& p = cfg.parallel;
+    const GroupLayout l = make_layout(world_size, p.tensor_model_parallel_size, p.expert_model_parallel_size,
+                                      p.expert_tensor_parallel_size, p.pipeline_model_parallel_size);
+    auto group = [&](GroupKind k, int rank) {
+      groups.push_back(std::make_unique<PlaceOnlyCommunicator>(rank, group_size(l, k)));
+      return groups.back().get();
+    };
+    rt.tp_group = group(GroupKind::tp, coords.tp);
+    rt.dp_group = group(GroupKind::dp, coords.dp);
+    rt.ep_group = group(GroupKind::ep, coords.ep);
+    rt.etp_group = group(GroupKind::etp, coords.etp);
+    rt.edp_group = group(GroupKind::edp, coords.edp);
+  }
+  rt.pp_rank = coords.pp;
+  seed_runtime(rt, coords.tp, coords.ep, coords.etp, coords.pp);
+  GptModel model(rt);
+  std::vector<ParameterShape> out;
+  for (const Parameter* q : model.parameters()) out.push_back({q->name, q->value.shape(), q->value.dtype()});
+  return out;
+}
+
+// A dump's parameters are exactly the config's on this rank (names, order, shapes,
+// dtypes), and every step's parameters and gradients have their shapes and dtypes: a
+// dump holding fewer or smaller parameters would otherwise pass every comparison of
+// its runs with each other.
+void check_parameters(const RunRecord& r, const std::vector<ParameterShape>& want, const std::string& file) {
+  const auto& got = r.params;
+  auto list = [](const std::vector<std::string>& v) {
+    std::string s;
+    for (size_t i = 0; i < v.size() && i < 4; ++i) s += (i ? ", '" : "'") + v[i] + "'";
+    return v.size() > 4 ? s + ", ... (" + std::to_string(v.size()) + ")" : s;
+  };
+  if (got.size() != want.size()) {
+    std::vector<std::string> missing, extra;
+    for (const auto& w : want)
+      if (std::none_of(got.begin(), got.end(), [&](const NamedTensor& g) { return g.name == w.name; }))
+        missing.push_back(w.name);
+    for (const auto& g : got)
+      if (std::none_of(want.begin(), want.end(), [&](const ParameterShape& w) { return w.name == g.name; }))
+        extra.push_back(g.name);
+    throw Error(file + ": /parameters: " + std::to_string(got.size()) + " parameter(s), the config has " +
+                std::to_string(want.size()) + " on this rank" + (missing.empty() ? "" : "; missing " + list(missing)) +
+                (extra.empty() ? "" : "; not the config's " + list(extra)));
+  }
+  auto same = [&](const NamedTensor& g, const ParameterShape& w, const std::string& where) {
+    if (g.tensor.shape() != w.shape)
+      throw Error(file + ": " + where + " ('" + g.name + "'): shape " + shape_str(g.tensor.shape()) +
+                  ", the config's is " + shape_str(w.shape) + " on this rank");
+    if (g.tensor.dtype() != w.dtype)
+      throw Error(file + ": " + where + " ('" + g.name + "'): dtype " + std::string(dtype_name(g.tensor.dtype())) +
+                  ", the config's parameters are " + std::string(dtype_name(w.dtype)));
+  };
+  for (size_t i = 0; i < want.size(); ++i) {
+    if (got[i].name != want[i].name)
+      throw Error(file + ": /parameters/" + std::to_string(i) + ": named '" + got[i].name +
+                  "', the config's parameter at this position is '" + want[i].name + "'");
+    same(got[i], want[i], "/parameters/" + std::to_string(i));
+  }
+  // The reader matched every step's and micro-batch's names with /parameters already.
+  for (size_t s = 0; s < r.params_before_step.size(); ++s)
+    for (size_t i = 0; i < want.size(); ++i) {
+      const std::string at = "/steps/" + std::to_string(s);
+      same(r.params_before_step[s].at(i), want[i], at + "/params_before/" + std::to_string(i));
+      same(r.grads_of_step.at(s).at(i), want[i], at + "/grads/" + std::to_string(i));
+    }
+  for (size_t m = 0; m < r.grads_after_micro_batch.size(); ++m)
+    for (size_t i = 0; i < want.size(); ++i)
+      same(r.grads_after_micro_batch[m].at(i), want[i],
+           "/micro_batches/" + std::to_string(m) + "/param_grads/" + std::to_string(i));
 }
 
 }  // namespace
@@ -163,6 +267,7 @@ RunRecord DumpSource::record(const Case& c, const std::string& run, const Config
   if (!(d.record.coords == coords))
     throw Error(file + ": /rank: coordinates " + coords_str(d.record.coords) + ", rcts places world rank " +
                 std::to_string(rank_) + " at " + coords_str(coords));
+  check_parameters(d.record, parameters_of(cfg, coords, group_.world_size), file);
   check_fed_data(d.record, file);
   return std::move(d.record);
 }

@@ -72,4 +72,10 @@ if(RCTS_HAVE_MPI)
   set_tests_properties(mpi.agree.missing_case_file mpi.agree.invalid_variant_on_one_rank mpi.agree.layer_counts_differ
                        mpi.agree.case_sets_differ mpi.agree.commands_differ mpi.agree.exception_on_rank0
                        mpi.agree.exception_on_rank1 PROPERTIES PROCESSORS 2)
+  # Ranks running two builds of one commit (a copy of rcts one byte longer) are refused at start.
+  string(JOIN "|" _pre_words ${_pre})
+  add_test(NAME mpi.agree.builds_differ COMMAND ${CMAKE_COMMAND} -DMPI=${_mpi} "-DPRE=${_pre_words}" -DN=${_n}
+           -DRCTS=${RCTS_CLI} -DCASE=${_tp2} -DOUT=${CMAKE_CURRENT_BINARY_DIR}/mpi_other_build
+           -P ${CMAKE_CURRENT_SOURCE_DIR}/mpi_other_build.cmake WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
+  set_tests_properties(mpi.agree.builds_differ PROPERTIES LABELS mpi PROCESSORS 2 TIMEOUT 150)
 endif()
