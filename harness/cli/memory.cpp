@@ -63,8 +63,7 @@ class MemoryCommand : public Command {
       return 0;
     }
     if (!profile_.empty()) return print_inventory(cfg);
-    std::cout << (json_ ? json_text(memory_report_json(cfg), 2) + "
-" : memory_report_text(cfg));
+    std::cout << (json_ ? json_text(memory_report_json(cfg), 2) + "\n" : memory_report_text(cfg));
     return 0;
   }
 
