@@ -148,7 +148,8 @@ bool verdict_allows(Verdict v, Outcome o) {
     case Verdict::unexpected_skip: return o == Outcome::skip;
     case Verdict::xfail: return o == Outcome::xfail;
     case Verdict::not_applicable: return true;
-    case Verdict::regression:
+    case Verdict::regression:  // also a skip for another reason than its entry's skip_reason
+      return o == Outcome::fail || o == Outcome::error || o == Outcome::xfail || o == Outcome::skip;
     case Verdict::different_failure: return o == Outcome::fail || o == Outcome::error || o == Outcome::xfail;
   }
   return false;

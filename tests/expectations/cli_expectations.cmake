@@ -71,6 +71,10 @@ rcts_expect(unexpected_pass_strict 1 "UNEXPECTED-PASS.*expectations NOT met" run
 rcts_expect(stale 0 "STALE-ENTRY +entry 0 \\('rng.no_such_case'\\): matches no case \\(warning\\)" run ${set} --expect
             ${DATA}/stale.json)
 rcts_expect(stale_strict 1 "STALE-ENTRY.*expectations NOT met" run ${set} --expect ${DATA}/stale.json --expect-strict)
+# A filtered run judges staleness over the cases it selected: an entry for none of them
+# is no warning, not even under --expect-strict.
+rcts_expect(stale_filtered 0 "strict\n  1 pass, 0 regression, 0 stale-entry\nexpectations met" run ${set} --filter "full.*"
+            --expect ${DATA}/stale.json --expect-strict)
 # Bad files are refused before anything runs.
 rcts_expect(conflict 2 "conflict.json: /entries/0 and /entries/1 conflict: entry 0 \\('rng.\\*'\\) and entry 1 \\('rng.attention_dropout_only'\\) both match case 'rng.attention_dropout_only' at 1 rank"
             run ${set} --expect ${DATA}/conflict.json)

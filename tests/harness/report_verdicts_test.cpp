@@ -146,6 +146,7 @@ TEST(ReportConsistency, JudgingNeverContradictsTheRule) {
       {{"case", "x"}, {"outcome", "fail"}, {"checks", {"memory"}}, {"reason", "r"},
        {"signature", std::vector<json>{{{"check", "memory"}, {"run", "baseline"}, {"differs", "memory differs"}}}}},
       {{"case", "x"}, {"outcome", "skip"}, {"reason", "r"}},
+      {{"case", "x"}, {"outcome", "skip"}, {"skip_reason", "*dense only*"}, {"reason", "r"}},
   };
   const std::vector<std::vector<std::string>> failing = {{}, {"memory"}, {"masks"}, {"masks", "memory"}};
   int judged = 0;
@@ -164,7 +165,7 @@ TEST(ReportConsistency, JudgingNeverContradictsTheRule) {
           ++judged;
         }
   }
-  EXPECT_EQ(judged, 4 * (4 * 4 * 2 + 2));
+  EXPECT_EQ(judged, 5 * (4 * 4 * 2 + 2));
 }
 
 // --- merge-reports --------------------------------------------------------------------
