@@ -155,6 +155,9 @@ TEST(DumpSections, MemoryAbsentEmptyPartialFull) {
     EXPECT_EQ(out[0].detail, "v: not applicable: the budget needs the saved-activation peak, which the dump of rcts "
                              "does not record");
   }
+  // Per micro-batch peaks on some micro-batches only are refused, not read as a shorter list.
+  const ReadBack some = dump_with(dir.path() / "d", [](json& j) { j["micro_batches"][1].erase("saved_peak"); });
+  EXPECT_TRUE(some.error.ends_with("...: saved_peak is given for some micro-batches only")) << some.error;
   // A recorded peak within the budget passes; an unknown memory key is refused.
   const ReadBack full = dump_with(dir.path() / "d", [](json&) {});
   int64_t total = 0;
