@@ -264,7 +264,8 @@ def torch_gemm_gflops(torch, openblas, op, M, N, K, threads, budget):
 def gemm_section(args, torch, libs):
     """Prints rcts GEMM GFLOP/s next to torch.mm's (OpenBLAS) at the block's shapes and
     the squares 512/1024, for 1 thread and --threads; returns the rows and the verdict
-    on issue 7's target (rcts >= 60% of OpenBLAS at every shape, at --threads)."""
+    on the performance target of docs/performance.md (rcts >= 60% of OpenBLAS at every
+    shape, at --threads)."""
     import ctypes
     openblas = None
     for path in libs:

@@ -1,5 +1,5 @@
 // rcts-bench: step time of the reference GPT block under each recompute (and offload) mode, next to
-// the FLOP model's prediction, plus GEMM throughput at the block's shapes (issue 7).
+// the FLOP model's prediction, plus GEMM throughput at the block's shapes.
 //
 // One "step" here is one micro-batch forward + backward (GptModel::run_micro_batch),
 // timed on a model built once per mode; the modes are interleaved round by round so a

@@ -13,7 +13,13 @@
 // as one message and exit status 2 on every rank.
 #include <CLI/CLI.hpp>
 
+#include <signal.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <iostream>
 #include <memory>
 #include <new>
@@ -22,8 +28,10 @@
 #include "backends/registry.hpp"
 #include "harness/cli/command.hpp"
 #include "harness/io/provenance.hpp"
+#include "harness/io/text_safety.hpp"
 #include "harness/io/version.hpp"
 #include "harness/ranks/agreement.hpp"
+#include "harness/ranks/rank_watchdog.hpp"
 #ifdef RCTS_HAVE_MPI
 #include "reference/parallel/mpi_communicator.hpp"
 #endif
@@ -34,10 +42,20 @@ using namespace rcts::harness;
 namespace {
 
 // True when an MPI launcher started this process (then rcts runs as one rank of many).
-[[maybe_unused]] bool launched_by_mpi() {
+bool launched_by_mpi() {
   for (const char* v : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_RANK", "MPI_LOCALNRANKS"})
     if (std::getenv(v)) return true;
   return false;
+}
+
+// RCTS_TEST_STOP_AT=<r>:init|finalize: world rank r stops itself (SIGSTOP) just before
+// MPI_Init or just before MPI_Finalize, where the other ranks then wait for it (tests).
+void stop_here_for_tests(const char* moment) {
+  const char* v = std::getenv("RCTS_TEST_STOP_AT");
+  const char* rank = std::getenv("OMPI_COMM_WORLD_RANK");
+  if (!v || !rank) return;
+  const std::string want = std::string(rank) + ":" + moment;
+  if (want == v) ::raise(SIGSTOP);
 }
 
 // Swallows output on ranks other than 0.
@@ -56,9 +74,10 @@ struct MpiRun {
   std::string error;
 };
 
-// RCTS_TEST_THROW_ON_RANK=<r>: world rank r throws in the middle of each case (tests).
-int throw_on_rank_from_env() {
-  const char* v = std::getenv("RCTS_TEST_THROW_ON_RANK");
+// RCTS_TEST_THROW_ON_RANK=<r> (RCTS_TEST_DEADLOCK_ON_RANK=<r>): world rank r throws
+// (waits for a message never sent) in the middle of each case (tests).
+int rank_from_env(const char* name) {
+  const char* v = std::getenv(name);
   return v && *v ? std::atoi(v) : -1;
 }
 
@@ -75,10 +94,33 @@ void start_mpi([[maybe_unused]] int& argc, [[maybe_unused]] char**& argv, [[mayb
 #endif
 }
 
+// After a command that reads or writes the golden directory: what killed regen-golden
+// runs left there, which `git add -A` would commit.
+void warn_of_regen_leftovers(const std::vector<cli::PathUse>& uses, const std::filesystem::path& golden_dir) {
+  if (std::none_of(uses.begin(), uses.end(), [](const cli::PathUse& u) { return u.what == "--golden-dir"; })) return;
+  for (const auto& left : regen_leftovers(golden_dir))
+    std::cerr << "rcts: warning: " << left.string()
+              << " is left over from a killed regen-golden (remove it, or run `rcts regen-golden`, which removes it "
+                 "once its process is gone); never commit it\n";
+}
+
+int run_and_warn(cli::Command& cmd, cli::Session& s, const std::vector<cli::PathUse>& uses) {
+  const int status = cmd.run(s);
+  if (s.rank0) warn_of_regen_leftovers(uses, s.opt.scope.golden_dir);
+  return status;
+}
+
 // Agreement at start, the backend, the cases, then the command itself.
 int dispatch(cli::Command& cmd, cli::SharedArgs& shared, std::ostream& out, bool rank0) {
   RunOptions& opt = shared.opt;
   if (opt.scope.agreement) agree_on_start(*opt.scope.agreement, cmd.start_record());
+  const std::vector<cli::PathUse> uses = cmd.path_uses(shared);
+  try {  // every rank resolves the same paths: one message, from rank 0
+    cli::refuse_path_clashes(uses);
+  } catch (const Error& e) {
+    if (opt.scope.agreement) throw AgreedError(e.message());
+    throw;
+  }
   // An explicit --backend must be able to run; without one, `run` takes every backend
   // a case lists (from the pool) and the other commands the reference.
   std::unique_ptr<Backend> backend;
@@ -103,7 +145,7 @@ int dispatch(cli::Command& cmd, cli::SharedArgs& shared, std::ostream& out, bool
     opt.scope.device_world = device_world.get();
   }
   cli::Session s{opt, pool, backend.get(), out, rank0, {}};
-  if (!cmd.needs_cases()) return cmd.run(s);
+  if (!cmd.needs_cases()) return run_and_warn(cmd, s, uses);
   std::string load_error;
   try {
     s.cases = load_cases(cli::case_paths(shared.paths));
@@ -112,12 +154,15 @@ int dispatch(cli::Command& cmd, cli::SharedArgs& shared, std::ostream& out, bool
     load_error = e.what();
   }
   if (opt.scope.agreement) agree_on_load(*opt.scope.agreement, load_error);
-  return cmd.run(s);
+  return run_and_warn(cmd, s, uses);
 }
 
 int rcts_main(int argc, char** argv, MpiRun& run) {
   CLI::App app{"rcts: deterministic conformance suite for activation recompute and offload"};
-  app.set_version_flag("--version", std::string(kVersion) + " (" + run_git_sha() + ")");  // before MPI: runs git
+  // The commit is read (three git child processes, most of a start's cost) only by what
+  // prints it: --version here, reports later. One rank of an MPI job reads it before
+  // MPI_Init, since forking after it is unsafe with some transports.
+  app.set_version_flag("--version", [] { return std::string(kVersion) + " (" + run_git_sha() + ")"; });
   app.require_subcommand(1);
   cli::SharedArgs shared;
   const auto commands = cli::make_commands();
@@ -133,8 +178,11 @@ int rcts_main(int argc, char** argv, MpiRun& run) {
     if (*c->sub) cmd = c.get();
 
   RunOptions& opt = shared.opt;
+  if (launched_by_mpi()) run_git_sha();
+  stop_here_for_tests("init");
   start_mpi(argc, argv, run, opt);
-  opt.hooks.test_throw_on_rank = throw_on_rank_from_env();
+  opt.hooks.test_throw_on_rank = rank_from_env("RCTS_TEST_THROW_ON_RANK");
+  opt.hooks.test_deadlock_on_rank = rank_from_env("RCTS_TEST_DEADLOCK_ON_RANK");
   NullBuffer null_buffer;
   std::ostream null_stream(&null_buffer);
   const bool rank0 = !opt.scope.world || opt.scope.world->rank() == 0;
@@ -162,11 +210,35 @@ int rcts_main(int argc, char** argv, MpiRun& run) {
   }
 }
 
+// A failed write or flush of stdout (a full disk, a closed file) is an error for every
+// command: output nobody received is no pass. Status 2, with the OS's reason.
+int check_stdout(int status, MpiRun& run, const VisibleControlsBuffer& visible) {
+  std::cout.flush();
+  const bool bad = std::cout.bad() || std::fflush(stdout) != 0 || std::ferror(stdout);
+  int err = visible.first_error();  // the first write that failed says why
+  if (bad && err == 0 && std::fflush(stdout) != 0) err = errno;
+  if (!bad) return status;
+  const std::string why = "cannot write standard output" + (err ? ": " + std::string(std::strerror(err)) : "");
+  std::cerr << "rcts: " << why << "\n";
+  run.failed_here = true;
+  if (run.error.empty()) run.error = why;
+  return std::max(status, 2);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
+  // Before MPI_Init and until after MPI_Finalize (MpiRun's end): a stopped rank of this
+  // job ends it at any moment of its life (rank_watchdog.hpp).
+  std::optional<RankWatchdog> watchdog;
+  if (launched_by_mpi()) watchdog.emplace();
+  // Reasons and file names quote outside text: none of it may drive the terminal.
+  VisibleControlsBuffer visible(std::cout.rdbuf());
+  std::streambuf* const stdout_buffer = std::cout.rdbuf(&visible);
   MpiRun run;
-  int status = rcts_main(argc, argv, run);
+  int status = check_stdout(rcts_main(argc, argv, run), run, visible);
+  std::cout.rdbuf(stdout_buffer);
   if (run.agreement) status = agree_on_exit(*run.agreement, status, run.failed_here, run.error);
+  stop_here_for_tests("finalize");  // MpiRun's end finalises MPI
   return status;
 }

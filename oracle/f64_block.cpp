@@ -6,14 +6,14 @@
 #include <numbers>
 #include <stdexcept>
 
-#include "harness/checks/mask_oracle.hpp"
+#include "oracle/philox_masks.hpp"
 
 namespace rcts::oracle {
 
 namespace {
 
 using Vec = std::vector<double>;
-namespace mo = harness::mask_oracle;
+namespace mo = philox_masks;
 
 // --- data and parameters (docs/decisions.md "Parameters and data") ------------------
 

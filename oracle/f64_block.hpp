@@ -5,7 +5,7 @@
 // the layouts in the module headers (QKV rows [q | k | v] head-major, (s, b) token
 // order, SwiGLU [a | b], MoE send order and combine). Plain loops over std::vector,
 // libm allowed; nothing from kernels/ or reference/modules is called. Dropout masks
-// come from the harness's mask oracle (harness/checks/mask_oracle.hpp, its own Philox).
+// come from the suite's own Philox (oracle/philox_masks.hpp), not the reference's.
 //
 // What the oracle rounds: inputs and targets to the activation dtype and parameters
 // to the parameter dtype, because those ARE the data the run starts from. Every

@@ -13,7 +13,7 @@ as expected, 1 otherwise (an adapter or rcts error is a difference); without --e
 exit 0 when nothing failed or errored. Exit 2 on bad input.
 
 --out DIR: a new or empty directory, or one an earlier check-megatron made (it holds
-.rcts-check-megatron); only rcts/ and megatron/ in it are replaced (issue 29, F15).
+.rcts-check-megatron); only rcts/ and megatron/ in it are replaced.
 """
 import argparse
 import fnmatch
@@ -42,6 +42,40 @@ def case_files(paths):
                           if f"{os.sep}invalid{os.sep}" not in f)
         else:
             out.append(p)
+    return out
+
+
+def read_case(path):
+    """(id, world sizes) of a case file; what is missing or of the wrong type is an
+    AdapterError naming the file, the JSON path and the value (stdlib only: this script
+    runs without torch, so the kit's Case is not at hand)."""
+    try:
+        with open(path, encoding="utf-8") as fh:
+            case = json.load(fh)
+    except OSError as e:
+        raise AdapterError(f"case file {path}: {e.strerror}") from e
+    except (ValueError, UnicodeDecodeError) as e:
+        raise AdapterError(f"case file {path}: not JSON: {e}") from e
+    if not isinstance(case, dict):
+        raise AdapterError(f"{path}: /: a case is a JSON object, not {type(case).__name__}")
+    cid = case.get("id")
+    if not isinstance(cid, str) or not cid:
+        raise AdapterError(f"{path}: /id: {cid!r} is not a case id (a non-empty string)")
+    ranks = case.get("ranks", [1])
+    if not (isinstance(ranks, list) and ranks and all(isinstance(r, int) and not isinstance(r, bool) and r > 0
+                                                      for r in ranks)):
+        raise AdapterError(f"{path}: /ranks: {ranks!r} is not a non-empty list of positive integers")
+    return cid, ranks, case
+
+
+def world_sizes(text):
+    """--ranks 1,2 as [1, 2]; anything else is an AdapterError naming the option and value."""
+    out = []
+    for w in text.split(","):
+        if not w.strip().isdigit() or int(w) < 1:
+            raise AdapterError(f"--ranks {text}: {w!r} is not a world size (positive integers separated by commas, "
+                               f"e.g. 1,2)")
+        out.append(int(w))
     return out
 
 
@@ -106,15 +140,16 @@ def main(argv=None):
         print(f"error: no Python at {a.python} (scripts/python-env makes build/venv; or set RCTS_VENV)",
               file=sys.stderr)
         return 2
-    worlds = [int(w) for w in a.ranks.split(",")]
-    todo = []
-    for f in case_files(a.paths):
-        with open(f) as fh:
-            case = json.load(fh)
-        if fnmatch.fnmatchcase(case["id"], a.filter):
-            for w in worlds:
-                if w in case.get("ranks", [1]):
-                    todo.append((case["id"], f, w, case))
+    try:
+        worlds = world_sizes(a.ranks)
+        todo = []
+        for f in case_files(a.paths):
+            cid, ranks, case = read_case(f)
+            if fnmatch.fnmatchcase(cid, a.filter):
+                todo.extend((cid, f, w, case) for w in worlds if w in ranks)
+    except AdapterError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
     if not todo:
         print(f"error: nothing selected from {a.paths} by --filter {a.filter!r} at world sizes {worlds}",
               file=sys.stderr)

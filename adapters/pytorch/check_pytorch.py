@@ -2,7 +2,7 @@
 
 For the selected cases: `rcts run --dump` writes rcts's dumps (the parameters, data and
 resolved configs the adapter starts from); the adapter runs every case in each mode
-(--modes: reentrant, non_reentrant, sac, compile; see adapters/pytorch/README or
+(--modes: reentrant, non_reentrant, sac, compile; see docs/pytorch-adapter.md and
 docs/frameworks.md) and writes format-1 dumps; `rcts check` judges each mode's dumps.
 Prints one line per case and mode, what each check judged or why it skipped, and a
 summary; with --json writes the outcomes. With --expect FILE (expectation files, format

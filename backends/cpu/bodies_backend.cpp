@@ -12,6 +12,7 @@
 #include "kernels/exact/moe.hpp"
 #include "kernels/exact/norm.hpp"
 #include "kernels/exact/pointwise.hpp"
+#include "reference/core/by_dtype.hpp"
 #include "reference/core/error.hpp"
 
 namespace rcts::cpu {
@@ -185,17 +186,6 @@ class BodyOps final : public GdnOpsOnHost<T> {
                    " tokens x top-" + std::to_string(K));
   }
 };
-
-template <typename F> void by_dtype(DType t, F&& f) {
-  switch (t) {
-    case DType::f64: f.template operator()<double>(); break;
-    case DType::f32: f.template operator()<float>(); break;
-    case DType::bf16: f.template operator()<bf16>(); break;
-    case DType::u8: f.template operator()<uint8_t>(); break;
-    case DType::i32: f.template operator()<int32_t>(); break;
-    case DType::i64: f.template operator()<int64_t>(); break;
-  }
-}
 
 // The head permutes as the exact tier runs them: one element each, through the index map.
 void permute(void* heads, void* tok, int elem_bytes, int64_t width, int64_t col0, int64_t s, int64_t b, int64_t a,

@@ -12,6 +12,7 @@
 #include "kernels/cpu/loss.hpp"
 #include "kernels/cpu/moe.hpp"
 #include "kernels/cpu/softmax.hpp"
+#include "reference/core/by_dtype.hpp"
 #include "reference/core/error.hpp"
 
 namespace rcts::cpu {
@@ -115,18 +116,6 @@ class CpuOps final : public GdnOpsOnHost<T> {
   }
   KernelPaths paths_;
 };
-
-// Runs f<T>() for the element type of dtype t.
-template <typename F> void by_dtype(DType t, F&& f) {
-  switch (t) {
-    case DType::f64: f.template operator()<double>(); break;
-    case DType::f32: f.template operator()<float>(); break;
-    case DType::bf16: f.template operator()<bf16>(); break;
-    case DType::u8: f.template operator()<uint8_t>(); break;
-    case DType::i32: f.template operator()<int32_t>(); break;
-    case DType::i64: f.template operator()<int64_t>(); break;
-  }
-}
 
 class CpuBackend final : public Backend {
  public:

@@ -1,10 +1,8 @@
 // The expect schema (design §10, cases/README.md): one entry per key a case's or a
 // variant's "expect" may hold, with where it may appear, its JSON parser and whether
 // an Expect asks for it. What each kind checks is its entry of the same name in the
-// check registry (checks/check_kinds.hpp). Adding a check kind means an entry here,
-// its entry there and its check function; the registry refuses to start when the two
-// lists disagree, and the docs test (tests/harness/check_kinds_test.cpp) then asks for
-// its line in README.md and cases/README.md.
+// check registry (harness/checks/check_kinds.hpp), whose header lists the steps of
+// adding a check kind.
 #pragma once
 #include <string>
 #include <string_view>

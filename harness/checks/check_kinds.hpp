@@ -1,12 +1,18 @@
 // The registry of check kinds (design §10): the one list that the runner, `rcts
 // explain`, `rcts checks`, the reports and the docs read. A kind has a name (its key
-// under "expect", parsed by its entry of the same name in cases/expect_schema.hpp), a
+// under "expect", parsed by its entry of the same name in harness/cases/expect_schema.hpp), a
 // one-line description, and the passes it runs: on the baseline, on each variant
-// (compared with the baseline), and once at the end of the case. Adding a check kind
-// means its expect schema entry, one entry in check_kinds.cpp (with its rule for
-// records that lack its evidence, if any) and its check function; the docs test
-// (tests/harness/check_kinds_test.cpp) then asks for its line in docs/checks.md,
-// cases/README.md and docs/dump-format.md.
+// (compared with the baseline), and once at the end of the case.
+//
+// Adding a check kind (the one list of steps):
+//  1. its entry in the expect schema (harness/cases/expect_schema.cpp): where it may
+//     appear and its JSON parser;
+//  2. its entry of the same name in check_kinds.cpp, with its passes and its rule for
+//     records that lack its evidence (applicability.cpp), if any; the registry refuses
+//     to start when the two lists disagree;
+//  3. its check function;
+//  4. its lines in docs/checks.md, cases/README.md and docs/dump-format.md, which
+//     tests/harness/check_kinds_test.cpp asks for.
 #pragma once
 #include <filesystem>
 #include <functional>

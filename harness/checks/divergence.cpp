@@ -9,8 +9,8 @@
 
 #include "harness/checks/checks.hpp"
 #include "harness/checks/compare.hpp"
-#include "harness/checks/mask_oracle.hpp"
 #include "harness/io/hex_bits.hpp"
+#include "oracle/philox_masks.hpp"
 
 namespace rcts::harness {
 
@@ -23,7 +23,7 @@ ExecPoint point_of(const RunRecord& r, int global_mb, Phase phase) {
 
 std::string blocks(const MaskRecord& m) {
   return "seed " + std::to_string(m.seed) + " offset " + std::to_string(m.offset) + " (blocks [" +
-         std::to_string(m.offset) + ", " + std::to_string(m.offset + mask_oracle::blocks_for(m.numel)) + "))";
+         std::to_string(m.offset) + ", " + std::to_string(m.offset + oracle::philox_masks::blocks_for(m.numel)) + "))";
 }
 
 std::string draw(const MaskRecord& m) { return m.site + " from '" + m.generator + "' with " + blocks(m); }

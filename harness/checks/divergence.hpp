@@ -1,4 +1,4 @@
-// Failures that point at the cause (issue 15): where a run first departs from its
+// Failures that point at the cause: where a run first departs from its
 // baseline (or from the oracles of design §5) in execution order, and the reason a
 // failing case gives. A recompute that draws a mask from the wrong offset breaks every
 // later gradient; its report must lead with the draw (step, micro-batch, forward or

@@ -1,4 +1,5 @@
 #include "harness/cli/advise.hpp"
+#include "harness/io/text_safety.hpp"
 
 #include <cctype>
 #include <iostream>
@@ -69,7 +70,7 @@ int advise_command(const AdviseArgs& args, std::ostream& out) {
   cfg = apply_set_flags(cfg, args.sets);
   const std::string where = args.config_file.empty() ? "the default config" : args.config_file;
   const Advice a = advise(cfg, budget, where);
-  out << (args.json ? advice_json(a).dump(2) + "\n" : advice_text(a));
+  out << (args.json ? harness::json_text(advice_json(a), 2) + "\n" : advice_text(a));
   return a.recommended ? 0 : 1;
 }
 

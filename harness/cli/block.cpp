@@ -4,6 +4,7 @@
 #include <iostream>
 
 #include "harness/cli/block_view.hpp"
+#include "harness/io/text_safety.hpp"
 #include "harness/cli/commands.hpp"
 #include "reference/config/validate.hpp"
 
@@ -31,7 +32,7 @@ int block_command(const std::string& config_file, Backend& backend, const RunLim
   const RunRecord r = execute(cfg, backend);
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   const BlockSummary b = summarize_block(cfg, r, backend, secs);
-  std::cout << (as_json ? block_json(b).dump(2) + "\n" : block_text(b));
+  std::cout << (as_json ? json_text(block_json(b), 2) + "\n" : block_text(b));
   return 0;
 }
 

@@ -4,6 +4,7 @@
 #include <optional>
 
 #include "harness/cli/commands.hpp"
+#include "harness/io/text_safety.hpp"
 #include "harness/cli/expect.hpp"
 #include "harness/reports/report.hpp"
 #include "harness/run/dump_check.hpp"
@@ -35,6 +36,16 @@ class CheckCommand : public Command {
   }
   BackendNeed backend_need() const override { return *reference_opt_ ? BackendNeed::one : BackendNeed::none; }
 
+  std::vector<PathUse> path_uses(const SharedArgs& shared) const override {
+    auto u = case_path_uses(shared, "--cases");
+    for (const auto& d : dirs_) u.push_back({PathUse::Kind::input, "dump directory", d});
+    u.push_back({PathUse::Kind::input, "--golden-dir", shared.opt.scope.golden_dir.string()});
+    add_expect_path_uses(u, expect_);
+    u.push_back({PathUse::Kind::output, "--json", json_out_});
+    u.push_back({PathUse::Kind::output, "--junit", junit_out_});
+    return u;
+  }
+
   int run(Session& s) override {
     RunOptions& opt = s.opt;
     if (*reference_opt_) opt.scope.reference = ReferenceTolerance{rtol_, atol_};
@@ -53,10 +64,10 @@ class CheckCommand : public Command {
     s.out << "\n" << summary_table(header, results);
     if (expectations)
       return finish_with_expectations(expect_, *expectations, s.cases, results,
-                                      runs_here(results, s.cases, opt.scope.world_size, true), header, json_out_, junit_out_,
-                                      s.rank0, s.out);
+                                      runs_here(results, s.cases, opt.scope.world_size, true), header,
+                                      opt.scope.filter, json_out_, junit_out_, s.rank0, s.out);
     if (s.rank0) {
-      write_file(json_out_, results_json(header, results).dump(2) + "\n");
+      write_file(json_out_, json_text(results_json(header, results), 2) + "\n");
       write_file(junit_out_, junit_xml(header, results));
     }
     const auto t = tally(results);

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "harness/cases/case.hpp"
+#include "harness/cli/path_uses.hpp"
 #include "harness/run/runner.hpp"
 #include "reference/config/config.hpp"
 #include "reference/core/faults.hpp"
@@ -56,6 +57,9 @@ class Command {
   std::string start_record() const;
   // What it was doing when memory ran out ("explaining case X").
   virtual std::string activity() const { return "loading the cases"; }
+  // Every file and directory it reads or writes, for refuse_path_clashes (main.cpp
+  // calls it before the command runs). None by default: a command that prints only.
+  virtual std::vector<PathUse> path_uses(const SharedArgs&) const { return {}; }
   virtual int run(Session& s) = 0;
 
   CLI::App* sub = nullptr;
@@ -79,11 +83,13 @@ void add_backend(CLI::App* sub, std::string& name, const char* default_text);
 // `name` in the current directory, else in the source tree rcts was built from.
 std::filesystem::path default_dir(const char* name);
 std::vector<std::filesystem::path> case_paths(const std::vector<std::string>& given);
+// The case paths (or the default cases/) as inputs named `what`.
+std::vector<PathUse> case_path_uses(const SharedArgs& shared, const std::string& what = "case path");
 // Writes `text` to `path` (atomically); an empty path writes nothing.
 void write_file(const std::string& path, const std::string& text);
 // --mutant NAME as a fault; an unknown name is an rcts::Error naming the option.
 Fault mutant_option(const std::string& name);
-// The config in a JSON file; an empty path gives the defaults.
+// The config in a JSON file, validated (errors name the file); an empty path gives the defaults.
 Config read_config_file(const std::string& path);
 
 }  // namespace rcts::harness::cli

@@ -7,6 +7,7 @@
 #include "backends/registry.hpp"
 #include "reference/config/config_json.hpp"
 #include "reference/config/limits.hpp"
+#include "reference/config/validate.hpp"
 #include "reference/core/faults.hpp"
 
 namespace rcts::harness::cli {
@@ -76,6 +77,12 @@ std::vector<fs::path> case_paths(const std::vector<std::string>& given) {
   return {given.begin(), given.end()};
 }
 
+std::vector<PathUse> case_path_uses(const SharedArgs& shared, const std::string& what) {
+  std::vector<PathUse> out;
+  for (const auto& p : case_paths(shared.paths)) out.push_back({PathUse::Kind::input, what, p.string()});
+  return out;
+}
+
 void write_file(const std::string& path, const std::string& text) {
   if (path.empty()) return;
   write_file_atomic(path, text);
@@ -91,7 +98,9 @@ Fault mutant_option(const std::string& name) {
 
 Config read_config_file(const std::string& path) {
   if (path.empty()) return Config{};
-  return config_from_json(read_json_file(path, "config file"), path);
+  Config cfg = config_from_json(read_json_file(path, "config file"), path);
+  validate_or_throw(cfg, path);  // rules across fields too, named after the file
+  return cfg;
 }
 
 std::string Command::start_record() const {

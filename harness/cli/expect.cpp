@@ -1,4 +1,5 @@
 #include "harness/cli/expect.hpp"
+#include "harness/io/text_safety.hpp"
 
 #include <algorithm>
 #include <fstream>
@@ -7,9 +8,10 @@
 #include <set>
 #include <sstream>
 
-#include "harness/io/atomic_file.hpp"
 #include "harness/expectations/expectation_compare.hpp"
 #include "harness/expectations/expectation_update.hpp"
+#include "harness/io/atomic_file.hpp"
+#include "harness/io/safe_name.hpp"
 #include "reference/core/error.hpp"
 
 namespace rcts::harness {
@@ -25,6 +27,13 @@ void add_expect_options(CLI::App* sub, ExpectOptions& o) {
       ->needs(e);
 }
 
+std::string proposed_expectations_path(const ExpectOptions& o) { return o.file + ".new"; }
+
+void add_expect_path_uses(std::vector<cli::PathUse>& uses, const ExpectOptions& o) {
+  uses.push_back({cli::PathUse::Kind::input, "--expect", o.file});
+  if (o.update) uses.push_back({cli::PathUse::Kind::output, "--update-expectations", proposed_expectations_path(o)});
+}
+
 std::vector<CaseInfo> case_infos(const std::vector<Case>& cases) {
   std::vector<CaseInfo> out;
   for (const auto& c : cases) out.push_back({c.id, c.ranks});
@@ -35,16 +44,6 @@ ExpectationFile load_expectations(const ExpectOptions& o, const std::vector<Case
   ExpectationFile f = read_expectation_file(o.file);
   refuse_conflicts(f, case_infos(cases));
   return f;
-}
-
-std::string case_dir_name(const std::string& case_id) {
-  std::string s = case_id.substr(0, 200);
-  for (auto& ch : s) {
-    const bool ok = (ch >= 'A' && ch <= 'Z') || (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') || ch == '.' ||
-                    ch == '_' || ch == '-';
-    if (!ok) ch = '_';
-  }
-  return s;
 }
 
 namespace {
@@ -62,24 +61,61 @@ std::string read_text(const fs::path& p) {
   return os.str();
 }
 
+// The reason a skip marker gives. Only a plain file of at most kMaxSkipMarkerBytes is
+// read (a symlink would put any file of the machine into the reports; a huge one would
+// be read whole); line breaks and tabs become spaces, other control characters go, and
+// invalid UTF-8 becomes U+FFFD, so the reason is safe for the terminal and every report.
+std::string read_skip_marker(const fs::path& m) {
+  std::error_code ec;
+  const auto st = fs::symlink_status(m, ec);
+  if (fs::is_symlink(st)) {
+    const fs::path to = fs::read_symlink(m, ec);
+    throw Error(m.string() + ": a skip marker must be a plain file, this is a symlink to '" +
+                visible_controls(to.string()) + "'");
+  }
+  if (!fs::is_regular_file(st))
+    throw Error(m.string() + ": a skip marker must be a plain file, this is " +
+                (fs::is_directory(st) ? "a directory" : "not a regular file (a FIFO, socket or device)"));
+  const auto size = fs::file_size(m, ec);
+  if (!ec && size > kMaxSkipMarkerBytes)
+    throw Error(m.string() + ": " + std::to_string(size) + " bytes: a skip marker holds one short reason (at most " +
+                std::to_string(kMaxSkipMarkerBytes) + " bytes)");
+  std::string raw(kMaxSkipMarkerBytes + 1, '\0');
+  std::ifstream in(m, std::ios::binary);
+  in.read(raw.data(), static_cast<std::streamsize>(raw.size()));
+  raw.resize(static_cast<size_t>(in.gcount()));
+  if (raw.size() > kMaxSkipMarkerBytes)  // it grew meanwhile
+    throw Error(m.string() + ": more than " + std::to_string(kMaxSkipMarkerBytes) +
+                " bytes: a skip marker holds one short reason");
+  std::string why;
+  for (const char ch : raw) {
+    const auto c = static_cast<unsigned char>(ch);
+    if (c == '\n' || c == '\r' || c == '\t') why += ' ';
+    else if (c >= 0x20 && c != 0x7f) why += ch;
+  }
+  why = valid_utf8(why);
+  while (!why.empty() && why.back() == ' ') why.pop_back();
+  while (!why.empty() && why.front() == ' ') why.erase(0, 1);
+  return why;
+}
+
 // Case id -> the reason its marker gives, for every marker below `dirs`.
 std::map<std::string, std::string> skip_markers(const std::vector<Case>& cases, const std::vector<fs::path>& dirs) {
   std::map<std::string, const Case*> by_dir;
-  for (const auto& c : cases) by_dir.emplace(case_dir_name(c.id), &c);
+  for (const auto& c : cases) by_dir.emplace(safe_file_stem(c.id), &c);
   std::map<std::string, std::string> out;
   for (const auto& dir : dirs) {
     if (!fs::is_directory(dir)) continue;  // index_dumps has said so
     std::vector<fs::path> found;
-    for (const auto& e : fs::recursive_directory_iterator(dir))
-      if (e.is_regular_file() && e.path().filename() == kSkipMarker) found.push_back(e.path());
+    for (const auto& e : fs::recursive_directory_iterator(dir))  // read_skip_marker refuses what is no plain file
+      if (e.path().filename() == kSkipMarker) found.push_back(e.path());
     std::sort(found.begin(), found.end());
     for (const auto& m : found) {
       const std::string name = m.parent_path().filename().string();
       const auto c = by_dir.find(name);
       if (c == by_dir.end())
         throw Error(m.string() + ": a skip marker in '" + name + "', which names no case of the case set");
-      std::string why = read_text(m);
-      while (!why.empty() && (why.back() == '\n' || why.back() == ' ' || why.back() == '\r')) why.pop_back();
+      const std::string why = read_skip_marker(m);
       if (why.empty()) throw Error(m.string() + ": an empty skip marker: it must say why the case is skipped");
       out[c->second->id] = why;
     }
@@ -112,7 +148,7 @@ void add_undumped_cases(std::vector<CaseResult>& results, const std::vector<Case
       if (std::find(c.ranks.begin(), c.ranks.end(), world_size) == c.ranks.end())
         r.reason = "needs " + ranks_text(c.ranks) + " ranks, this check has " + std::to_string(world_size);
       else if (c.expect.config_error)
-        r.reason = "a config_error case: rcts judges its config alone, no implementation runs it";
+        r.reason = kConfigErrorSkip;
       else if (marker != markers.end())
         r.reason = "skipped by the implementation: " + marker->second;
       else
@@ -139,39 +175,42 @@ std::vector<bool> runs_here(const std::vector<CaseResult>& results, const std::v
 
 int finish_with_expectations(const ExpectOptions& o, const ExpectationFile& f, const std::vector<Case>& cases,
                              const std::vector<CaseResult>& results, const std::vector<bool>& here,
-                             const RunHeader& header, const std::string& json_out, const std::string& junit_out,
-                             bool write, std::ostream& out) {
+                             const RunHeader& header, const std::string& filter, const std::string& json_out,
+                             const std::string& junit_out, bool write, std::ostream& out) {
   if (results.empty()) {  // nothing compared is nothing met
     out << "\nexpectations: no result to compare with " << o.file << "\n";
     return 1;
   }
   const auto infos = case_infos(cases);
-  const ExpectationComparison cmp = compare_expectations(f, infos, results, here, header.ranks, o.strict);
+  const ExpectationComparison cmp = compare_expectations(f, infos, results, here, header.ranks, o.strict, filter);
   out << "\n" << expectation_summary(cmp, results);
   if (write) {
     if (!json_out.empty()) {
       nlohmann::json j = results_json(header, results);
       add_expectations_json(j, cmp);
-      write_file_atomic(json_out, j.dump(2) + "\n");
+      write_file_atomic(json_out, json_text(j, 2) + "\n");
     }
     if (!junit_out.empty()) write_file_atomic(junit_out, junit_xml(header, junit_view(cmp, results)));
   }
   if (o.update && write) {
     const ExpectationUpdate up = propose_update(cmp, infos, results);
-    const std::string proposed = o.file + ".new";
+    const std::string proposed = proposed_expectations_path(o);
     if (!up.changes()) {
       out << "\n--update-expectations: " << o.file << " needs no change; nothing written\n";
     } else {
       const std::string before = read_text(o.file), after = expectation_file_text(up.proposed);
-      write_file_atomic(proposed, after);
+      write_staging_file(proposed, after);
       out << "\n--update-expectations: wrote " << proposed << " (" << o.file << " is unchanged). Review it:\n";
       if (before != expectation_file_text(f))
         out << "  (" << o.file << " is not in the canonical layout: the diff also shows the re-layout)\n";
       for (const auto& l : up.added) out << "  added    " << l << "\n";
       for (const auto& l : up.removed) out << "  removed  " << l << "\n";
       for (const auto& l : up.changed) out << "  changed  " << l << "\n";
-      out << "Every " << kReasonPlaceholder << " reason must be written by hand (rcts refuses the file until then); "
-          << "then move " << proposed << " over " << o.file << ".\n\n"
+      if (after.find(kReasonPlaceholder) != std::string::npos)
+        out << "Every " << kReasonPlaceholder << " reason must be written by hand (rcts refuses the file until then); then m";
+      else
+        out << "M";
+      out << "ove " << proposed << " over " << o.file << ".\n\n"
           << unified_diff(before, after, o.file, proposed);
     }
     for (const auto& l : up.by_hand) out << "  by hand  " << l << "\n";

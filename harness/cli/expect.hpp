@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "harness/cases/case.hpp"
+#include "harness/cli/path_uses.hpp"
 #include "harness/expectations/expectation_file.hpp"
 #include "harness/reports/report.hpp"
 
@@ -22,8 +23,14 @@ struct ExpectOptions {
   bool update = false;  // --update-expectations
 };
 
+// FILE.new, where --update-expectations writes its proposal.
+std::string proposed_expectations_path(const ExpectOptions& o);
+
 // --expect, --expect-strict, --update-expectations on `sub`.
 void add_expect_options(CLI::App* sub, ExpectOptions& o);
+
+// --expect FILE as an input, FILE.new (with --update-expectations) as an output.
+void add_expect_path_uses(std::vector<cli::PathUse>& uses, const ExpectOptions& o);
 
 std::vector<CaseInfo> case_infos(const std::vector<Case>& cases);
 
@@ -31,9 +38,10 @@ std::vector<CaseInfo> case_infos(const std::vector<Case>& cases);
 ExpectationFile load_expectations(const ExpectOptions& o, const std::vector<Case>& cases);
 
 // The adapters' marker for a case they cannot express: a file "SKIPPED" (the reason)
-// in the directory named after the case id (characters outside [A-Za-z0-9._-] as '_').
+// in the directory named after the case id (the safe file-name rule, harness/io/safe_name.hpp).
+// At most kMaxSkipMarkerBytes, a plain file.
 inline constexpr const char* kSkipMarker = "SKIPPED";
-std::string case_dir_name(const std::string& case_id);
+inline constexpr size_t kMaxSkipMarkerBytes = 4096;
 
 // rcts check --expect: a skip result for each selected case that has no result, on each
 // backend the dumps name (none: the file's implementation), saying why: the case does
@@ -50,12 +58,12 @@ void add_undumped_cases(std::vector<CaseResult>& results, const std::vector<Case
 std::vector<bool> runs_here(const std::vector<CaseResult>& results, const std::vector<Case>& cases, int world_size,
                             bool checking_dumps, const std::vector<bool>& backend_listed = {});
 
-// Compares, prints the expectation block to `out`, writes the JSON and JUnit reports
+// Compares (stale entries over the cases `filter` selects), prints the expectation block to `out`, writes the JSON and JUnit reports
 // (paths may be empty; only when `write` — rank 0), proposes an update when asked and
 // returns the exit status: 0 when the expectations are met.
 int finish_with_expectations(const ExpectOptions& o, const ExpectationFile& f, const std::vector<Case>& cases,
                              const std::vector<CaseResult>& results, const std::vector<bool>& here,
-                             const RunHeader& header, const std::string& json_out, const std::string& junit_out,
-                             bool write, std::ostream& out);
+                             const RunHeader& header, const std::string& filter, const std::string& json_out,
+                             const std::string& junit_out, bool write, std::ostream& out);
 
 }  // namespace rcts::harness

@@ -3,6 +3,7 @@
 #include <iostream>
 
 #include "harness/cli/commands.hpp"
+#include "harness/io/text_safety.hpp"
 #include "harness/cli/explain_view.hpp"
 
 namespace rcts::harness::cli {
@@ -33,7 +34,7 @@ class ExplainCommand : public Command {
  private:
   int print(const Case& c, Session& s) const {
     const CaseExplanation x = explain(c, *s.backend, s.opt.scope.limits);
-    std::cout << (json_ ? explanation_json(x).dump(2) + "\n" : explanation_text(x));
+    std::cout << (json_ ? json_text(explanation_json(x), 2) + "\n" : explanation_text(x));
     return 0;
   }
   std::string case_id_;

@@ -3,6 +3,7 @@
 #include <iostream>
 
 #include "harness/cli/commands.hpp"
+#include "harness/io/text_safety.hpp"
 #include "harness/cli/list_view.hpp"
 
 namespace rcts::harness::cli {
@@ -20,7 +21,7 @@ class ListCommand : public Command {
 
   int run(Session& s) override {
     const CaseList l = list_cases(s.cases, s.opt.scope.filter);
-    std::cout << (tsv_ ? list_tsv(l) : json_ ? list_json(l).dump(2) + "\n" : list_text(l));
+    std::cout << (tsv_ ? list_tsv(l) : json_ ? json_text(list_json(l), 2) + "\n" : list_text(l));
     return 0;
   }
 

@@ -1,6 +1,6 @@
 // What `rcts list` shows: the cases whose id matches the filter, in load order, as one
 // value rendered as text (id and description), as tab-separated lines for scripts
-// (cases/case_listing.hpp) or as JSON (`--json`, docs/json-report.md).
+// (harness/cases/case_listing.hpp) or as JSON (`--json`, docs/json-report.md).
 #pragma once
 #include <string>
 #include <vector>

@@ -6,6 +6,8 @@
 #include <optional>
 
 #include "harness/cli/commands.hpp"
+#include "harness/expectations/report_consistency.hpp"
+#include "harness/io/text_safety.hpp"
 #include "harness/io/atomic_file.hpp"
 #include "harness/reports/merge_reports.hpp"
 #include "reference/core/error.hpp"
@@ -50,6 +52,17 @@ class MergeReportsCommand : public Command {
   bool needs_cases() const override { return false; }
   std::string activity() const override { return "merging reports"; }
 
+  std::vector<PathUse> path_uses(const SharedArgs&) const override {
+    std::vector<PathUse> u;
+    for (const auto& r : reports_) {
+      const auto split = split_world_size(r);
+      u.push_back({PathUse::Kind::input, "report", split ? split->second : r});
+    }
+    u.push_back({PathUse::Kind::output, "--json", json_out_});
+    u.push_back({PathUse::Kind::output, "--junit", junit_out_});
+    return u;
+  }
+
   int run(Session& s) override {
     std::vector<WorldSizeResults> sizes;
     for (const auto& r : reports_) {
@@ -59,9 +72,16 @@ class MergeReportsCommand : public Command {
     for (const auto& t : skipped_) sizes.push_back(not_run("--skipped", t, WorldSizeResults::Status::skipped));
     for (const auto& t : missing_) sizes.push_back(not_run("--missing", t, WorldSizeResults::Status::missing));
     if (sizes.empty()) throw Error("rcts merge-reports: no report given (pass the files of `rcts run --json`)");
+    std::vector<std::pair<std::string, const nlohmann::json*>> docs;
+    for (const auto& w : sizes)
+      if (w.status == WorldSizeResults::Status::run) {
+        check_results_consistency(w.document, w.file);
+        docs.emplace_back(w.file, &w.document);
+      }
+    check_same_rcts(docs);
     sizes = order_world_sizes(std::move(sizes));
     s.out << merged_summary(sizes);
-    if (!json_out_.empty()) write_file_atomic(json_out_, merged_json(sizes).dump(2) + "\n");
+    if (!json_out_.empty()) write_file_atomic(json_out_, json_text(merged_json(sizes), 2) + "\n");
     if (!junit_out_.empty()) write_file_atomic(junit_out_, merged_junit(sizes));
     return merged_exit_status(sizes);
   }

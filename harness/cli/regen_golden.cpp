@@ -22,6 +22,13 @@ class RegenGoldenCommand : public Command {
                     "with --check: switch on a compiled-in fault, to see that regen-golden refuses to bless it");
   }
   BackendNeed backend_need() const override { return BackendNeed::one; }
+  std::vector<PathUse> path_uses(const SharedArgs& shared) const override {
+    auto u = case_path_uses(shared);
+    u.push_back({check_ ? PathUse::Kind::input : PathUse::Kind::output_dir, "--golden-dir",
+                 shared.opt.scope.golden_dir.string()});
+    return u;
+  }
+
   int run(Session& s) override {
     if (!mutant_.empty() && !check_)
       throw Error("rcts regen-golden: --mutant needs --check (golden files are never written from a mutated run)");

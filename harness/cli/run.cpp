@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "harness/cases/case_config.hpp"
+#include "harness/io/text_safety.hpp"
 #include "harness/cli/commands.hpp"
 #include "harness/cli/expect.hpp"
 #include "harness/dumps/dump_staging.hpp"
@@ -42,6 +43,17 @@ class RunCommand : public Command {
                   "stdout is not a terminal and stderr is)");
   }
   BackendNeed backend_need() const override { return BackendNeed::pool_unless_named; }
+
+  std::vector<PathUse> path_uses(const SharedArgs& shared) const override {
+    auto u = case_path_uses(shared);
+    u.push_back({PathUse::Kind::input, "--golden-dir", shared.opt.scope.golden_dir.string()});
+    add_expect_path_uses(u, expect_);
+    u.push_back({PathUse::Kind::output, "--json", json_out_});
+    u.push_back({PathUse::Kind::output, "--junit", junit_out_});
+    u.push_back({PathUse::Kind::output_dir, "--dump", dump_dir_});
+    u.push_back({PathUse::Kind::output_dir, "--report", report_dir_});
+    return u;
+  }
 
   int run(Session& s) override {
     RunOptions& opt = s.opt;
@@ -84,11 +96,11 @@ class RunCommand : public Command {
           listed.push_back(c != s.cases.end() && case_runs_on(*c, *opt.scope.backend));
         }
       return finish_with_expectations(expect_, *expectations, s.cases, results,
-                                      runs_here(results, s.cases, opt.scope.world_size, false, listed), header, json_out_,
-                                      junit_out_, s.rank0, s.out);
+                                      runs_here(results, s.cases, opt.scope.world_size, false, listed), header,
+                                      opt.scope.filter, json_out_, junit_out_, s.rank0, s.out);
     }
     if (s.rank0) {
-      write_file(json_out_, results_json(header, results).dump(2) + "\n");
+      write_file(json_out_, json_text(results_json(header, results), 2) + "\n");
       write_file(junit_out_, junit_xml(header, results));
     }
     const auto t = tally(results);

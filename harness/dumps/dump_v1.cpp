@@ -23,6 +23,7 @@
 #include "reference/config/config_json.hpp"
 #include "reference/config/limits.hpp"
 #include "reference/core/memory.hpp"
+#include "reference/memory_model/saved_profile.hpp"
 #include "reference/runtime/runtime.hpp"
 
 namespace rcts::harness {
@@ -180,7 +181,9 @@ class Reader {
     const fs::path path = dir_ / file;
     const std::string where = "tensor file " + path.string() + " ";
     if (const auto out = outside_the_dump(path)) r.at("file").fail(where + *out);
-    if (!fs::is_regular_file(path)) r.at("file").fail("tensor file " + path.string() + " does not exist");
+    if (std::error_code ec; !fs::is_regular_file(path, ec))
+      r.at("file").fail(where + (fs::exists(fs::symlink_status(path, ec)) ? "is not a regular file (a FIFO, socket, device or directory)"
+                                                                         : "does not exist"));
     NpyHeader h;
     try {
       h = read_npy_header(path);
@@ -221,6 +224,11 @@ class Reader {
     std::error_code ec;
     if (!fs::is_symlink(path, ec)) return std::nullopt;
     const fs::path real = fs::weakly_canonical(path, ec);
+    if (ec) {  // a loop of links, or one too long to follow: name where it points
+      std::error_code e2;
+      return "is a symbolic link to '" + fs::read_symlink(path, e2).string() + "' that cannot be resolved (" +
+             ec.message() + ")";
+    }
     const fs::path root = fs::weakly_canonical(dir_, ec);
     const auto [r, p] = std::mismatch(root.begin(), root.end(), real.begin(), real.end());
     if (!ec && r == root.end() && p != real.end()) return std::nullopt;
@@ -642,12 +650,35 @@ double read_loss(const Reader& rd, const JsonReader& e) {
   return v;
 }
 
-// A micro-batch's saved_tensors.
-std::vector<SaveRecord> read_saves(const Reader& rd, const JsonReader& st) {
+// A save's optional op, dtype and shape; the bytes must be the shape's.
+RunRecord::SaveShape read_save_shape(const Reader& rd, const JsonReader& s, int64_t bytes) {
+  RunRecord::SaveShape sh;
+  if (s.has("op")) sh.op = s.at("op").str();
+  if (s.has("dtype") != s.has("shape")) s.fail("give both dtype and shape, or neither");
+  if (!s.has("dtype")) return sh;
+  sh.dtype = s.at("dtype").str();
+  const int64_t each = dtype_name_bytes(sh.dtype);
+  if (each == 0) s.at("dtype").fail("not a dtype (f64, f32, bf16, f16, i64, i32, u8, bool)");
+  const JsonReader sr = s.at("shape");
+  if (sr.array_size() > 32) sr.fail("more than 32 dimensions");
+  int64_t n = each;
+  for (size_t i = 0; i < sr.array_size(); ++i) {
+    sh.shape.push_back(rd.i64(sr.at(i)));
+    if (sh.shape.back() > 0 && n > (int64_t{1} << 40) / sh.shape.back()) sr.fail("more than 2^40 bytes");
+    n *= sh.shape.back();
+  }
+  if (n != bytes)
+    s.at("bytes").fail("a " + sh.dtype + " " + shape_text(sh.shape) + " tensor holds " + std::to_string(n) + " bytes");
+  return sh;
+}
+
+// A micro-batch's saved_tensors (or held_after_backward), with each save's shape.
+std::vector<SaveRecord> read_saves(const Reader& rd, const JsonReader& st,
+                                   std::vector<RunRecord::SaveShape>* shapes = nullptr) {
   std::vector<SaveRecord> saves;
   for (size_t k = 0; k < st.array_size(); ++k) {
     const JsonReader s = st.at(k);
-    s.expect_object({"module", "tensor", "bytes", "category", "storage", "offset", "recompute"});
+    s.expect_object({"module", "tensor", "bytes", "category", "storage", "offset", "recompute", "op", "dtype", "shape"});
     SaveRecord rec;
     rec.module_path = rd.need(s, "module").str();
     rec.tensor = rd.need(s, "tensor").str();
@@ -656,6 +687,7 @@ std::vector<SaveRecord> read_saves(const Reader& rd, const JsonReader& st) {
     rec.storage_id = s.has("storage") ? rd.u64(s.at("storage")) : 0;
     rec.offset = s.has("offset") ? rd.i64(s.at("offset")) : 0;
     rec.recompute = s.has("recompute") && s.at("recompute").boolean();
+    if (shapes) shapes->push_back(read_save_shape(rd, s, rec.bytes));
     saves.push_back(std::move(rec));
   }
   return saves;
@@ -666,7 +698,7 @@ void read_micro_batch(const Reader& rd, const JsonReader& e, int i, const DumpDi
   const auto& cfg = r.config;
   const auto& [per, steps, training, act_shape, sp, tp, grad_shape, act] = dims;
   e.expect_object({"step", "micro_batch", "loss", "input", "target", "output", "input_grad", "param_grads",
-                   "rng_after", "saved_bytes_per_layer", "saved_tensors", "saved_peak", "saved_after_forward",
+                   "rng_after", "saved_bytes_per_layer", "saved_tensors", "held_after_backward", "saved_peak", "saved_after_forward",
                    "host_resident_after_forward", "offloaded_bytes", "reloaded_bytes"});
   if (rd.need(e, "step").integer(0, 1 << 30) != i / per) e.at("step").fail("expected step " + std::to_string(i / per));
   if (rd.need(e, "micro_batch").integer(0, 1 << 30) != i % per)
@@ -705,9 +737,14 @@ void read_micro_batch(const Reader& rd, const JsonReader& e, int i, const DumpDi
   for (size_t l = 0; l < sb.array_size(); ++l) per_layer.push_back(rd.i64(sb.at(l)));
   r.saved_bytes_per_layer.push_back(std::move(per_layer));
   if (e.has("saved_tensors")) {
-    r.saves_per_micro_batch.push_back(read_saves(rd, e.at("saved_tensors")));
+    r.save_shapes_per_micro_batch.emplace_back();
+    r.saves_per_micro_batch.push_back(read_saves(rd, e.at("saved_tensors"), &r.save_shapes_per_micro_batch.back()));
   } else {
     r.not_recorded.insert("saved_tensors");
+  }
+  if (e.has("held_after_backward")) {
+    r.held_after_backward_shapes.emplace_back();
+    r.held_after_backward.push_back(read_saves(rd, e.at("held_after_backward"), &r.held_after_backward_shapes.back()));
   }
   if (e.has("saved_peak")) r.saved_peaks.push_back(rd.i64(e.at("saved_peak")));
   else r.not_recorded.insert("saved_peak");
@@ -738,6 +775,8 @@ void read_micro_batches(const Reader& rd, const JsonReader& root, const DumpDims
   }
   if (r.saved_peaks.size() != r.losses.size() && !r.saved_peaks.empty())
     ml.fail("saved_peak is given for some micro-batches only");
+  if (r.held_after_backward.size() != r.losses.size() && !r.held_after_backward.empty())
+    ml.fail("held_after_backward is given for some micro-batches only");
   if (r.saved_after_forward.size() != r.losses.size() && !r.saved_after_forward.empty())
     ml.fail("saved_after_forward is given for some micro-batches only");
   if (r.offloaded_bytes.size() != r.losses.size() && !r.offloaded_bytes.empty())
@@ -875,7 +914,7 @@ DumpedRun read_dump(const fs::path& dir) {
   const JsonReader root(file, j);
   root.expect_object({"format", "version", "case", "run", "implementation", "rank", "config", "layouts", "rng_initial",
                       "micro_batches", "steps", "parameters", "masks", "counts", "side_effects", "memory", "rcts",
-                      "not_recorded"});
+                      "not_recorded", "memory_profile"});
   if (rd.need(root, "format").str() != kFormat) root.at("format").fail("not an rcts dump (expected \"rcts-dump\")");
   if (const int64_t v = rd.need(root, "version").integer(0, 1 << 20); v != kDumpVersion)
     root.at("version").fail("this rcts reads dump format version " + std::to_string(kDumpVersion));
@@ -896,6 +935,15 @@ DumpedRun read_dump(const fs::path& dir) {
   read_optional(rd, root, r);
   read_rcts_fields(rd, root, r);
   read_not_recorded(root, r);
+  if (root.has("memory_profile")) {
+    const JsonReader mp = root.at("memory_profile");
+    r.memory_profile = mp.str();
+    if (!find_profile(r.memory_profile)) {
+      std::string known;
+      for (const auto& n : profile_names()) known += (known.empty() ? "" : ", ") + n;
+      mp.fail("not a saved-tensor profile (" + known + ")");
+    }
+  }
   return d;
 }
 }  // namespace rcts::harness

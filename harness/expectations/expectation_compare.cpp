@@ -1,6 +1,9 @@
 #include "harness/expectations/expectation_compare.hpp"
 
+#include "harness/cases/case.hpp"
+
 #include <algorithm>
+#include <iterator>
 #include <cctype>
 #include <sstream>
 
@@ -32,6 +35,23 @@ std::string expected_text(const ExpectationEntry& e) {
   return e.outcome == ExpectedOutcome::fail ? "expected to fail " + list_text(e.checks) : "expected to be skipped";
 }
 
+std::string item_text(const SignatureItem& i) {
+  return i.check + " " + (i.run.empty() ? "" : i.run + ": ") + i.differs;
+}
+
+// The first item each side has that the other lacks.
+std::string signature_difference(const std::vector<SignatureItem>& pinned, const std::vector<SignatureItem>& seen) {
+  std::vector<SignatureItem> extra, missing;
+  std::set_difference(seen.begin(), seen.end(), pinned.begin(), pinned.end(), std::back_inserter(extra));
+  std::set_difference(pinned.begin(), pinned.end(), seen.begin(), seen.end(), std::back_inserter(missing));
+  std::string s;
+  if (!extra.empty()) s = "now " + item_text(extra.front()) + (extra.size() > 1 ? " (and " + std::to_string(extra.size() - 1) + " more)" : "");
+  if (!missing.empty())
+    s += (s.empty() ? "" : "; ") + std::string("pinned ") + item_text(missing.front()) +
+         (missing.size() > 1 ? " (and " + std::to_string(missing.size() - 1) + " more)" : "");
+  return s;
+}
+
 // The verdict of one result that rcts ran here.
 ResultVerdict judge(const CaseResult& r, const ExpectationEntry* e) {
   ResultVerdict v;
@@ -45,7 +65,12 @@ ResultVerdict judge(const CaseResult& r, const ExpectationEntry* e) {
       }
       return v;
     case Outcome::skip:
-      if (e && e->outcome == ExpectedOutcome::skip) {
+      if (e && e->outcome == ExpectedOutcome::skip && !e->skip_reason.empty() &&
+          !glob_match(e->skip_reason, r.reason)) {
+        v.verdict = Verdict::regression;
+        v.note = "expected to be skipped" + by + " for a reason matching '" + e->skip_reason +
+                 "', skipped for another: " + first_line(r.reason);
+      } else if (e && e->outcome == ExpectedOutcome::skip) {
         v.verdict = Verdict::expected_skip;
       } else {
         v.verdict = Verdict::unexpected_skip;
@@ -69,6 +94,10 @@ ResultVerdict judge(const CaseResult& r, const ExpectationEntry* e) {
       } else if (e->outcome == ExpectedOutcome::skip) {
         v.verdict = Verdict::regression;
         v.note = expected_text(*e) + by + ", ran and " + got;
+      } else if (r.outcome != Outcome::error && failed == e->checks && !e->signature.empty() &&
+                 failure_signature(r) != e->signature) {
+        v.verdict = Verdict::different_failure;
+        v.note = expected_text(*e) + by + ", failed them differently: " + signature_difference(e->signature, failure_signature(r));
       } else if (r.outcome != Outcome::error && failed == e->checks) {
         v.verdict = Verdict::expected_fail;
       } else {
@@ -98,6 +127,33 @@ std::string_view verdict_name(Verdict v) {
   return "?";
 }
 
+std::optional<Verdict> parse_verdict(std::string_view name) {
+  for (Verdict v : kVerdicts)
+    if (verdict_name(v) == name) return v;
+  return std::nullopt;
+}
+
+const std::vector<Verdict>& all_verdicts() {
+  static const std::vector<Verdict> all(std::begin(kVerdicts), std::end(kVerdicts));
+  return all;
+}
+
+// The outcomes judge() gives each verdict to (an entry for an xfail case judges it as a failure).
+bool verdict_allows(Verdict v, Outcome o) {
+  switch (v) {
+    case Verdict::pass:
+    case Verdict::unexpected_pass: return o == Outcome::pass;
+    case Verdict::expected_fail: return o == Outcome::fail || o == Outcome::xfail;
+    case Verdict::expected_skip:
+    case Verdict::unexpected_skip: return o == Outcome::skip;
+    case Verdict::xfail: return o == Outcome::xfail;
+    case Verdict::not_applicable: return true;
+    case Verdict::regression:
+    case Verdict::different_failure: return o == Outcome::fail || o == Outcome::error || o == Outcome::xfail;
+  }
+  return false;
+}
+
 bool verdict_fails(Verdict v, bool strict) {
   return v == Verdict::regression || v == Verdict::different_failure || v == Verdict::unexpected_skip ||
          (strict && v == Verdict::unexpected_pass);
@@ -121,6 +177,14 @@ std::vector<std::string> failing_checks(const CaseResult& r) {
   return out;
 }
 
+std::vector<SignatureItem> failure_signature(const CaseResult& r) {
+  std::vector<SignatureItem> out;
+  for (const auto& k : r.checks)
+    if (k.outcome == Outcome::fail) out.push_back(signature_item(k.kind, k.detail));
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
 int ExpectationComparison::count(Verdict v) const {
   return static_cast<int>(std::count_if(results.begin(), results.end(), [&](const auto& r) { return r.verdict == v; }));
 }
@@ -138,11 +202,12 @@ bool ExpectationComparison::ok() const {
 
 ExpectationComparison compare_expectations(const ExpectationFile& file, const std::vector<CaseInfo>& cases,
                                            const std::vector<CaseResult>& results, const std::vector<bool>& runs_here,
-                                           int world_size, bool strict) {
+                                           int world_size, bool strict, const std::string& filter) {
   ExpectationComparison cmp;
   cmp.file = &file;
   cmp.world_size = world_size;
   cmp.strict = strict;
+  cmp.filter = filter;
   cmp.entries.resize(file.entries.size());
   for (size_t i = 0; i < results.size(); ++i) {
     const CaseResult& r = results[i];
@@ -161,13 +226,21 @@ ExpectationComparison compare_expectations(const ExpectationFile& file, const st
     if (e) ++cmp.entries[e->index].matches;
     cmp.results.push_back(judge(r, e));
   }
+  // Stale: matches no case of the set at a world size it names. A filtered run judges
+  // that over the cases it selected, and leaves an entry for none of them alone.
+  std::vector<const CaseInfo*> scope;
+  for (const auto& c : cases)
+    if (filter.empty() || glob_match(filter, c.id)) scope.push_back(&c);
   for (const auto& e : file.entries) {
     EntryReport& rep = cmp.entries[e.index];
     if (rep.matches > 0) continue;
-    const bool any = std::any_of(cases.begin(), cases.end(), [&](const CaseInfo& c) {
-      return e.matches(c.id) && std::any_of(c.ranks.begin(), c.ranks.end(), [&](int w) { return e.applies_at(w); });
-    });
-    rep.status = any ? EntryStatus::not_in_run : EntryStatus::stale;
+    bool named = false, at_size = false;
+    for (const CaseInfo* c : scope) {
+      if (!e.matches(c->id)) continue;
+      named = true;
+      at_size = at_size || std::any_of(c->ranks.begin(), c->ranks.end(), [&](int w) { return e.applies_at(w); });
+    }
+    rep.status = at_size || (!filter.empty() && !named) ? EntryStatus::not_in_run : EntryStatus::stale;
   }
   return cmp;
 }
@@ -199,7 +272,8 @@ std::string expectation_summary(const ExpectationComparison& cmp, const std::vec
     if (cmp.entries[e.index].status == EntryStatus::stale) {
       std::string tag = "STALE-ENTRY";
       tag.append(width + 2 - std::min(width + 2, tag.size()), ' ');
-      os << "  " << tag << e.label() << ": matches no case" << (e.ranks.empty() ? "" : " at the world sizes it names")
+      os << "  " << tag << e.label() << ": matches no " << (cmp.filter.empty() ? "" : "selected ") << "case"
+         << (e.ranks.empty() ? "" : " at the world sizes it names")
          << (cmp.strict ? "" : " (warning)") << "\n";
     }
   os << (cmp.ok() ? "expectations met\n" : "expectations NOT met\n");
@@ -226,6 +300,7 @@ json expectations_json(const ExpectationComparison& cmp) {
           {"implementation", f.implementation},
           {"implementation_version", f.implementation_version},
           {"world_size", cmp.world_size},
+          {"filter", cmp.filter},
           {"strict", cmp.strict},
           {"ok", cmp.ok()},
           {"counts", counts},

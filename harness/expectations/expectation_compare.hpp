@@ -26,13 +26,19 @@ enum class Verdict {
   unexpected_skip,    // expected to pass or fail, skipped
 };
 std::string_view verdict_name(Verdict v);  // "expected-fail", ...
+std::optional<Verdict> parse_verdict(std::string_view name);
+// Whether judging can give verdict `v` to a result of outcome `o` (a report that pairs
+// them otherwise contradicts itself).
+bool verdict_allows(Verdict v, Outcome o);
+// Every verdict, in the order reports list them.
+const std::vector<Verdict>& all_verdicts();
 // Whether the verdict turns the run red (strict: unexpected passes too).
 bool verdict_fails(Verdict v, bool strict);
 
 enum class EntryStatus {
   matched,     // matched at least one result of this run
   not_in_run,  // matches cases of the set, none in this run (other world size, filter)
-  stale,       // matches no case of the set at a world size it names
+  stale,       // matches no (selected) case of the set at a world size it names
 };
 std::string_view entry_status_name(EntryStatus s);  // "matched", "not-in-run", "stale-entry"
 
@@ -51,6 +57,7 @@ struct ExpectationComparison {
   const ExpectationFile* file = nullptr;
   int world_size = 1;
   bool strict = false;
+  std::string filter;                  // --filter; empty: the whole case set was selected
   std::vector<ResultVerdict> results;  // parallel to the results compared
   std::vector<EntryReport> entries;    // parallel to file->entries
   int count(Verdict v) const;
@@ -60,14 +67,18 @@ struct ExpectationComparison {
 
 // `runs_here(i)`: whether rcts runs results[i]'s case at all in this run (its world
 // size, its backend list); a result it does not run is not_applicable. `cases`: the
-// whole case set, for stale entries. Conflicting entries must have been refused
-// (refuse_conflicts): the first matching entry is taken.
+// whole case set, for stale entries; with a `filter` (--filter) only the cases it
+// selects count for them, and an entry matching none of those is not-in-run.
+// Conflicting entries must have been refused (refuse_conflicts): the first matching
+// entry is taken. A fail entry with a signature expects exactly that signature.
 ExpectationComparison compare_expectations(const ExpectationFile& file, const std::vector<CaseInfo>& cases,
                                            const std::vector<CaseResult>& results, const std::vector<bool>& runs_here,
-                                           int world_size, bool strict);
+                                           int world_size, bool strict, const std::string& filter = "");
 
 // The failing check kinds of a result, sorted, once each.
 std::vector<std::string> failing_checks(const CaseResult& r);
+// The signature of a result's failure: an item per failing check (signature_item), sorted.
+std::vector<SignatureItem> failure_signature(const CaseResult& r);
 
 // Text for the terminal: counts, then every difference and stale entry, one per line.
 std::string expectation_summary(const ExpectationComparison& cmp, const std::vector<CaseResult>& results);

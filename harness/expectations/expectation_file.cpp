@@ -1,11 +1,13 @@
 #include "harness/expectations/expectation_file.hpp"
 
-#include <fnmatch.h>
-
 #include <algorithm>
+#include <cctype>
+#include <optional>
+#include <string_view>
 #include <set>
 
 #include "harness/checks/check_kinds.hpp"
+#include "harness/expectations/case_pattern.hpp"
 #include "harness/io/json_reader.hpp"
 #include "harness/io/strict_json.hpp"
 #include "reference/core/error.hpp"
@@ -18,9 +20,21 @@ bool ExpectationEntry::applies_at(int world_size) const {
   return ranks.empty() || std::find(ranks.begin(), ranks.end(), world_size) != ranks.end();
 }
 
-// fnmatch(3) without flags: '*' also crosses the dots of a case id.
-bool ExpectationEntry::matches(const std::string& case_id) const {
-  return fnmatch(case_pattern.c_str(), case_id.c_str(), 0) == 0;
+bool ExpectationEntry::matches(const std::string& case_id) const { return case_pattern_matches(case_pattern, case_id); }
+
+SignatureItem signature_item(const std::string& kind, const std::string& detail) {
+  std::string line = detail.substr(0, detail.find('\n'));
+  SignatureItem item{kind, "", line};
+  if (const size_t colon = line.find(": "); colon != std::string::npos) {
+    item.run = line.substr(0, colon);
+    item.differs = line.substr(colon + 2);
+  }
+  if (item.differs.size() > kMaxDiffersChars) {
+    size_t cut = kMaxDiffersChars;  // not inside a UTF-8 sequence
+    while (cut > 0 && (static_cast<unsigned char>(item.differs[cut]) & 0xC0) == 0x80) --cut;
+    item.differs.resize(cut);
+  }
+  return item;
 }
 
 std::string ExpectationEntry::label() const { return "entry " + std::to_string(index) + " ('" + case_pattern + "')"; }
@@ -37,18 +51,20 @@ std::vector<std::string> expectable_check_kinds() {
 
 namespace {
 
-// A bracket expression must close: fnmatch would read "[ab" as the literal text.
-void check_glob(const JsonReader& r, const std::string& p) {
-  if (p.empty()) r.fail("empty case pattern");
-  for (size_t i = 0; i < p.size(); ++i) {
-    if (p[i] != '[') continue;
-    size_t j = i + 1;
-    if (j < p.size() && (p[j] == '!' || p[j] == '^')) ++j;
-    if (j < p.size() && p[j] == ']') ++j;  // a leading ']' is a member
-    j = p.find(']', j);
-    if (j == std::string::npos) r.fail("unclosed '[' in the case pattern");
-    i = j;
-  }
+// An issue link: http:// or https://, a host name, then anything without spaces.
+std::optional<std::string> url_error(const std::string& u) {
+  size_t host = 0;
+  for (const char* scheme : {"https://", "http://"})
+    if (u.rfind(scheme, 0) == 0) host = std::string_view(scheme).size();
+  if (host == 0) return "no http:// or https:// scheme";
+  size_t end = host;
+  while (end < u.size() && (std::isalnum(static_cast<unsigned char>(u[end])) || u[end] == '.' || u[end] == '-')) ++end;
+  if (end == host) return "no host after the scheme";
+  if (end < u.size() && u[end] != '/' && u[end] != ':' && u[end] != '?' && u[end] != '#')
+    return "the host ends in '" + std::string(1, u[end]) + "'";
+  for (char c : u)
+    if (static_cast<unsigned char>(c) <= 0x20 || c == 0x7f) return "a space or control character";
+  return std::nullopt;
 }
 
 std::string non_empty(const JsonReader& r, const char* what) {
@@ -57,14 +73,41 @@ std::string non_empty(const JsonReader& r, const char* what) {
   return s;
 }
 
+// The signature of a fail entry: one case, items whose kinds are exactly its checks.
+std::vector<SignatureItem> parse_signature(const JsonReader& sr, const ExpectationEntry& e) {
+  if (is_case_glob(e.case_pattern))
+    sr.fail("a signature pins one case's failure: the entry's case must name one case, not a glob");
+  if (sr.array_size() == 0) sr.fail("empty: leave \"signature\" out, or list every failing check");
+  std::vector<SignatureItem> items;
+  std::set<std::string> kinds;
+  for (size_t i = 0; i < sr.array_size(); ++i) {
+    const JsonReader ir = sr.at(i);
+    ir.expect_object({"check", "run", "differs"});
+    for (const char* key : {"check", "run", "differs"})
+      if (!ir.has(key)) ir.fail("missing key '" + std::string(key) + "'");
+    SignatureItem item{ir.at("check").str(), ir.at("run").str(), ir.at("differs").str()};
+    if (std::find(e.checks.begin(), e.checks.end(), item.check) == e.checks.end())
+      ir.at("check").fail("not one of the entry's \"checks\"");
+    if (item.differs.empty()) ir.at("differs").fail("must not be empty: what the check said differed");
+    if (item.differs.size() > kMaxDiffersChars)
+      ir.at("differs").fail("longer than the " + std::to_string(kMaxDiffersChars) + " characters rcts keeps of a message");
+    kinds.insert(item.check);
+    items.push_back(std::move(item));
+  }
+  for (const auto& k : e.checks)
+    if (!kinds.count(k)) sr.fail("names no failure of check '" + k + "', which the entry expects to fail");
+  std::sort(items.begin(), items.end());
+  return items;
+}
+
 ExpectationEntry parse_entry(const JsonReader& r, size_t index, const std::vector<std::string>& kinds) {
-  r.expect_object({"case", "ranks", "outcome", "checks", "reason", "issue"});
+  r.expect_object({"case", "ranks", "outcome", "checks", "signature", "skip_reason", "reason", "issue"});
   for (const char* key : {"case", "outcome", "reason"})
     if (!r.has(key)) r.fail("missing key '" + std::string(key) + "'");
   ExpectationEntry e;
   e.index = index;
   e.case_pattern = r.at("case").str();
-  check_glob(r.at("case"), e.case_pattern);
+  if (auto why = case_pattern_error(e.case_pattern)) r.at("case").fail(*why);
   if (r.has("ranks")) {
     const JsonReader rr = r.at("ranks");
     if (rr.array_size() == 0) rr.fail("empty: leave \"ranks\" out for every world size");
@@ -97,16 +140,23 @@ ExpectationEntry parse_entry(const JsonReader& r, size_t index, const std::vecto
       e.checks.push_back(k);
     }
     std::sort(e.checks.begin(), e.checks.end());
+    if (r.has("signature")) e.signature = parse_signature(r.at("signature"), e);
   } else if (r.has("checks")) {
     r.at("checks").fail("a \"skip\" entry names no checks");
+  } else if (r.has("signature")) {
+    r.at("signature").fail("a \"skip\" entry has no failure to pin");
+  }
+  if (r.has("skip_reason")) {
+    if (e.outcome != ExpectedOutcome::skip) r.at("skip_reason").fail("only a \"skip\" entry names a skip reason");
+    e.skip_reason = non_empty(r.at("skip_reason"), "the skip reason");
+    check_glob(r.at("skip_reason"), e.skip_reason);
   }
   e.reason = non_empty(r.at("reason"), "the reason");
   if (e.reason.rfind(kReasonPlaceholder, 0) == 0)
     r.at("reason").fail("a placeholder left by --update-expectations: say why the case does not pass");
   if (r.has("issue")) {
     e.issue = r.at("issue").str();
-    if (e.issue.rfind("https://", 0) != 0 && e.issue.rfind("http://", 0) != 0)
-      r.at("issue").fail("expected a URL (http:// or https://)");
+    if (auto why = url_error(e.issue)) r.at("issue").fail("expected a URL (http:// or https://, then a host): " + *why);
   }
   return e;
 }
@@ -199,7 +249,17 @@ std::string expectation_file_text(const ExpectationFile& f) {
       std::string list;
       for (const auto& k : e.checks) list += (list.empty() ? "" : ", ") + q(k);
       t += "      \"checks\": [" + list + "],\n";
+      if (!e.signature.empty()) {
+        t += "      \"signature\": [";
+        for (size_t k = 0; k < e.signature.size(); ++k) {
+          const auto& it = e.signature[k];
+          t += std::string(k ? ",\n" : "\n") + "        {\"check\": " + q(it.check) + ", \"run\": " + q(it.run) +
+               ", \"differs\": " + q(it.differs) + "}";
+        }
+        t += "\n      ],\n";
+      }
     }
+    if (!e.skip_reason.empty()) t += "      \"skip_reason\": " + q(e.skip_reason) + ",\n";
     t += "      \"reason\": " + q(e.reason);
     if (!e.issue.empty()) t += ",\n      \"issue\": " + q(e.issue);
     t += "\n    }";

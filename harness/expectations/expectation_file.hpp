@@ -5,6 +5,7 @@
 // value. Conflicts between entries are found against a case set (globs overlap only
 // through the ids they match): conflicts().
 #pragma once
+#include <compare>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -18,12 +19,28 @@ inline constexpr int kExpectationsVersion = 1;
 
 enum class ExpectedOutcome { fail, skip };
 
+// One failing check of a failure's signature: its kind, the run its message names (the
+// text before the message's first ": ", e.g. "baseline"; empty when there is none) and
+// what differed (the rest of the message's first line, cut to kMaxDiffersChars). A
+// pinned signature makes "the same checks failed differently" a different failure.
+struct SignatureItem {
+  std::string check, run, differs;
+  auto operator<=>(const SignatureItem&) const = default;
+};
+inline constexpr size_t kMaxDiffersChars = 200;
+// The item of a failing check's message (CheckResult::detail).
+SignatureItem signature_item(const std::string& kind, const std::string& detail);
+
 struct ExpectationEntry {
   size_t index = 0;            // position in "entries", as errors and reports name it
   std::string case_pattern;    // a case id or a glob (*, ?, [...]) over case ids
   std::vector<int> ranks;      // world sizes it applies to; empty: every world size
   ExpectedOutcome outcome = ExpectedOutcome::fail;
   std::vector<std::string> checks;  // fail: exactly the kinds expected to fail (sorted)
+  std::vector<SignatureItem> signature;  // fail, one case: every failing check as seen (sorted); empty: not pinned
+  // skip: a glob the skip's reason must match (empty: any reason); a skip for another
+  // reason (an adapter's crash, say) is a regression, not the expected skip.
+  std::string skip_reason;
   std::string reason;
   std::string issue;  // optional URL
 

@@ -1,5 +1,7 @@
 #include "harness/expectations/expectation_update.hpp"
 
+#include "harness/expectations/case_pattern.hpp"
+
 #include <algorithm>
 #include <set>
 #include <sstream>
@@ -54,9 +56,25 @@ ExpectationUpdate propose_update(const ExpectationComparison& cmp, const std::ve
   auto owns_only = [&](const ExpectationEntry& e, const std::string& id) {
     return coverage(e, cases) == std::set<Pair>{{id, w}};
   };
+  // A filtered run cannot see every case a glob covers: it never drops one.
+  const bool may_drop_globs = cmp.filter.empty();
+  std::set<size_t> unpinned_globs;
   for (size_t i = 0; i < results.size(); ++i) {
     const CaseResult& r = results[i];
     const ResultVerdict& v = cmp.results.at(i);
+    if (v.verdict == Verdict::expected_fail && v.entry) {
+      // An expected failure whose entry pins nothing yet: pin what was seen.
+      ExpectationEntry& e = entries.at(*v.entry);
+      if (!e.signature.empty()) continue;
+      if (is_case_glob(e.case_pattern) || !owns_only(e, r.id)) {
+        if (unpinned_globs.insert(e.index).second)
+          up.by_hand.push_back(e.label() + ": pins no failure signature; an entry per case and world size would");
+        continue;
+      }
+      e.signature = failure_signature(r);
+      up.changed.push_back(r.id + ": pinned the signature of its expected failure (the reason stands)");
+      continue;
+    }
     if (!verdict_fails(v.verdict, true) || !seen.insert(r.id).second) continue;
     const auto failed = failing_checks(r);
     const bool can_fail = r.outcome != Outcome::error && !failed.empty();
@@ -70,6 +88,7 @@ ExpectationUpdate propose_update(const ExpectationComparison& cmp, const std::ve
       } else if (can_fail) {
         e.outcome = ExpectedOutcome::fail;
         e.checks = failed;
+        e.signature = failure_signature(r);
       } else {
         up.by_hand.push_back(r.id + ": " + v.note + ": an error is no expectation; fix the run");
         continue;
@@ -93,7 +112,10 @@ ExpectationUpdate propose_update(const ExpectationComparison& cmp, const std::ve
           }
         all = all && found && passed;
       }
-      if (all && !drop[e.index]) {
+      if (all && !may_drop_globs && is_case_glob(e.case_pattern)) {
+        up.by_hand.push_back(e.label() + ": " + r.id + " passes, but a filtered run does not see every case the glob "
+                             "covers: run without --filter, or narrow it");
+      } else if (all && !drop[e.index]) {
         drop[e.index] = true;
         up.removed.push_back(e.label() + ": " + r.id + " passes (" + e.reason + ")");
       } else if (!all) {
@@ -109,9 +131,11 @@ ExpectationUpdate propose_update(const ExpectationComparison& cmp, const std::ve
     if (v.verdict == Verdict::unexpected_skip) {
       e.outcome = ExpectedOutcome::skip;
       e.checks.clear();
+      e.signature.clear();
     } else if (can_fail) {
       e.outcome = ExpectedOutcome::fail;
       e.checks = failed;
+      e.signature = is_case_glob(e.case_pattern) ? std::vector<SignatureItem>{} : failure_signature(r);
     } else {
       up.by_hand.push_back(e.label() + ": " + r.id + ": " + v.note + ": an error is no expectation; fix the run");
       continue;
@@ -119,11 +143,16 @@ ExpectationUpdate propose_update(const ExpectationComparison& cmp, const std::ve
     e.reason = std::string(kReasonPlaceholder) + " was: " + e.reason;
     up.changed.push_back(r.id + ": " + v.note + "; check the reason");
   }
-  for (const auto& e : f.entries)
-    if (cmp.entries[e.index].status == EntryStatus::stale && !drop[e.index]) {
-      drop[e.index] = true;
-      up.removed.push_back(e.label() + ": matches no case (" + e.reason + ")");
+  for (const auto& e : f.entries) {
+    if (cmp.entries[e.index].status != EntryStatus::stale || drop[e.index]) continue;
+    if (!may_drop_globs && is_case_glob(e.case_pattern)) {
+      up.by_hand.push_back(e.label() + ": matches no selected case at the world sizes it names, but may match "
+                           "cases outside --filter: run without it");
+      continue;
     }
+    drop[e.index] = true;
+    up.removed.push_back(e.label() + ": matches no case (" + e.reason + ")");
+  }
   up.proposed = f;
   up.proposed.entries.clear();
   for (const auto& e : entries)

@@ -1,5 +1,5 @@
-// What regen-golden says about one golden file, in one line a reviewer can read
-// (issue 15): how many losses and side effects changed, with the largest absolute and
+// What regen-golden says about one golden file, in one line a reviewer can read:
+// how many losses and side effects changed, with the largest absolute and
 // ulp difference (exact: goldens hold their bits), and the changed tensors grouped by
 // module with layer indices folded ("layers.*.mlp.fc1 8 of 10"). Goldens keep digests
 // and summary stats of tensors, not their elements, so for tensors the line gives the

@@ -62,16 +62,19 @@ int put_directory(const fs::path& from, const fs::path& to, bool replace, bool& 
   return 0;
 }
 
-AtomicFile::AtomicFile(fs::path target, bool durable, bool sweep) : target_(std::move(target)), durable_(durable) {
+AtomicFile::AtomicFile(fs::path target, bool durable, bool sweep, Symlinks symlinks)
+    : target_(std::move(target)), durable_(durable) {
   if (const char* v = std::getenv("RCTS_TEST_FAIL_WRITE"); v && *v && target_.string().find(v) != std::string::npos)
     inject_ = true;
   std::error_code ec;
   final_ = target_;
-  if (fs::is_symlink(target_, ec))
+  if (symlinks == Symlinks::follow && fs::is_symlink(target_, ec))
     if (auto real = fs::canonical(target_, ec); !ec) final_ = real;
-  const auto st = fs::status(final_, ec);
+  const auto st = symlinks == Symlinks::follow ? fs::status(final_, ec) : fs::symlink_status(final_, ec);
   if (fs::is_directory(st)) fail("it is a directory", EISDIR);
-  if (fs::exists(st) && !fs::is_regular_file(st)) {
+  if (symlinks == Symlinks::replace && fs::exists(st) && !fs::is_regular_file(st) && !fs::is_symlink(st))
+    fail("it is not a regular file", EEXIST);
+  if (symlinks == Symlinks::follow && fs::exists(st) && !fs::is_regular_file(st)) {
     // A device or FIFO: nothing to rename over, write it in place.
     fd_ = ::open(final_.c_str(), O_WRONLY | O_CLOEXEC);
     if (fd_ < 0) fail("cannot open it", errno);
@@ -149,6 +152,12 @@ void AtomicFile::commit() {
 
 void write_file_atomic(const fs::path& path, std::string_view content, bool durable, bool sweep) {
   AtomicFile f(path, durable, sweep);
+  f.write(content);
+  f.commit();
+}
+
+void write_staging_file(const fs::path& path, std::string_view content) {
+  AtomicFile f(path, /*durable=*/false, /*sweep=*/true, AtomicFile::Symlinks::replace);
   f.write(content);
   f.commit();
 }

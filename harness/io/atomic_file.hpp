@@ -21,12 +21,18 @@ namespace rcts::harness {
 
 class AtomicFile {
  public:
+  // What a symlink at the target means: the file it names is replaced (outputs the user
+  // may point anywhere), or the link itself is (a staging file such as FILE.new, which
+  // a planted link must never redirect); with `replace` a device or FIFO is refused.
+  enum class Symlinks { follow, replace };
+
   // Opens the temporary file beside `target` (or `target` itself when it exists and
   // is not a regular file). Symlinks are followed: the file they name is replaced.
   // `durable`: fsync before the rename (goldens), so a crash cannot leave an empty file.
   // `sweep`: first remove what killed writers on this host left beside the target
   // (sweep_leftovers); off for files in a fresh staging directory.
-  explicit AtomicFile(std::filesystem::path target, bool durable = false, bool sweep = true);
+  explicit AtomicFile(std::filesystem::path target, bool durable = false, bool sweep = true,
+                      Symlinks symlinks = Symlinks::follow);
   // Removes the temporary file unless commit() succeeded.
   ~AtomicFile();
   AtomicFile(const AtomicFile&) = delete;
@@ -56,6 +62,10 @@ class AtomicFile {
 // Writes `content` to `path` through AtomicFile.
 void write_file_atomic(const std::filesystem::path& path, std::string_view content, bool durable = false,
                        bool sweep = true);
+// A staging file (FILE.new beside an input): created exclusively beside the path and
+// renamed over it, so a symlink, device or FIFO planted there is replaced or refused,
+// never written through.
+void write_staging_file(const std::filesystem::path& path, std::string_view content);
 
 // Hidden siblings: a temporary file or directory beside `target` is named
 // ".<name>.<tag>-<host>-<pid>-XXXXXX", so that a later writer of the same target can

@@ -266,16 +266,4 @@ NpyFile read_npy(const fs::path& path, uint64_t max_data_bytes) {
   return f;
 }
 
-std::string safe_file_stem(const std::string& s) {
-  std::string out;
-  for (char c : s) {
-    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' ||
-                    c == '_' || c == '-';
-    out += ok ? c : '_';
-  }
-  // No hidden files, no "." or ".." components.
-  for (size_t i = 0; i < out.size() && out[i] == '.'; ++i) out[i] = '_';
-  return out.empty() ? "unnamed" : out;
-}
-
 }  // namespace rcts::harness

@@ -10,6 +10,7 @@
 #include <string_view>
 #include <vector>
 
+#include "harness/io/safe_name.hpp"  // the names of .npy files
 #include "reference/core/tensor.hpp"
 
 namespace rcts::harness {
@@ -49,8 +50,5 @@ NpyFile read_npy(const std::filesystem::path& path, uint64_t max_data_bytes = UI
 // The bytes of `shape` elements of `elem` bytes each; nullopt when it overflows or
 // exceeds `limit`.
 std::optional<uint64_t> shape_bytes(const Shape& shape, uint64_t elem, uint64_t limit);
-
-// A file-name-safe form of s: [A-Za-z0-9._-] kept, anything else becomes '_'.
-std::string safe_file_stem(const std::string& s);
 
 }  // namespace rcts::harness

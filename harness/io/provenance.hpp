@@ -22,8 +22,9 @@ struct GitState {
 std::optional<GitState> read_git_state(const std::filesystem::path& dir);
 
 // What reports show: read_git_state(<source tree>)->str(), else
-// "<configure-time sha> (configure time)". Read once per process and cached, so call
-// it early (before MPI starts: it runs git as a child process).
+// "<configure-time sha> (configure time)". Read on first use and cached: a command that
+// prints no provenance never runs git. A rank of an MPI job calls it before MPI starts
+// (it runs git as a child process).
 const std::string& run_git_sha();
 
 }  // namespace rcts::harness

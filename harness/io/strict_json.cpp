@@ -163,6 +163,9 @@ class StrictSax final : public nlohmann::json_sax<json> {
 }  // namespace
 
 json parse_json_text(std::string_view text, const std::string& source) {
+  // The JSON lexer reads a NUL byte as the end of the text: one may hide what follows.
+  if (const size_t nul = text.find('\0'); nul != std::string_view::npos)
+    throw Error(source + ": a NUL byte at offset " + std::to_string(nul) + " (JSON text holds none)");
   StrictSax sax(text, source);
   if (!json::sax_parse(text.begin(), text.end(), &sax, json::input_format_t::json, /*strict=*/true,
                        /*ignore_comments=*/false))

@@ -1,4 +1,5 @@
 #include "harness/matrix/matrix.hpp"
+#include "harness/io/text_safety.hpp"
 
 #include <algorithm>
 #include <set>
@@ -150,20 +151,30 @@ Matrix build_matrix(const std::vector<MatrixInput>& inputs) {
       pending.push_back({col, rep.cells[i].first, rep.cells[i].second});
     }
   }
-  m.rows.assign(ids.begin(), ids.end());
+  // A row whose every cell is the skip of a config_error case says nothing per column.
+  std::set<std::string> judged;
+  for (const auto& p : pending)
+    if (!(p.cell.outcome == "skip" && p.cell.reason == kConfigErrorSkip)) judged.insert(p.id);
+  for (const auto& id : ids) (judged.count(id) ? m.rows : m.config_only).push_back(id);
   for (auto& p : pending) {
+    if (!judged.count(p.id)) continue;
     const size_t row = static_cast<size_t>(std::lower_bound(m.rows.begin(), m.rows.end(), p.id) - m.rows.begin());
     m.cells[{row, p.column}] = std::move(p.cell);
   }
   return m;
 }
 
-Matrix read_matrix(const std::vector<std::string>& args) {
+std::string matrix_argument_file(const std::string& arg) {
+  const auto eq = arg.find('=');
+  return eq == std::string::npos ? arg : arg.substr(eq + 1);
+}
+
+std::vector<MatrixInput> read_matrix_inputs(const std::vector<std::string>& args) {
   std::vector<MatrixInput> inputs;
   for (const auto& a : args) {
     MatrixInput in;
     const auto eq = a.find('=');
-    in.file = eq == std::string::npos ? a : a.substr(eq + 1);
+    in.file = matrix_argument_file(a);
     if (eq != std::string::npos) {
       in.label = a.substr(0, eq);
       if (in.label.empty()) throw Error(a + ": an empty label before '=' (LABEL=FILE)");
@@ -172,7 +183,7 @@ Matrix read_matrix(const std::vector<std::string>& args) {
     inputs.push_back(std::move(in));
   }
   if (inputs.empty()) throw Error("rcts matrix: no results JSON given");
-  return build_matrix(inputs);
+  return inputs;
 }
 
 std::string cell_text(const MatrixCell& c) {
@@ -206,11 +217,15 @@ bool has_detail(const MatrixCell& c) { return c.outcome == "fail" || c.outcome =
 
 std::string md_escape(const std::string& s) {
   std::string out;
-  for (char ch : s) {
+  for (char ch : s) {  // raw HTML would be markup in a rendered table; controls would drive a terminal
     if (ch == '|') out += "\\|";
     else if (ch == '\n' || ch == '\r') out += ' ';
+    else if (ch == '<') out += "&lt;";
+    else if (ch == '>') out += "&gt;";
+    else if (ch == '&') out += "&amp;";
     else out += ch;
   }
+  out = visible_controls(out);
   return out;
 }
 
@@ -225,6 +240,11 @@ std::string column_summary(const Matrix& m, size_t col) {
   for (const char* k : {"pass", "fail", "error", "skip", "xfail", "expected", "warn"})
     if (n[k]) s += (s.empty() ? "" : ", ") + std::to_string(n[k]) + " " + k;
   return s.empty() ? "no cases" : s;
+}
+
+std::string config_only_text(const Matrix& m) {
+  return "Not drawn: " + std::to_string(m.config_only.size()) +
+         " config_error case(s), which no implementation here runs (rcts judges their configs alone)";
 }
 
 }  // namespace
@@ -263,6 +283,11 @@ std::string matrix_markdown(const Matrix& m) {
   for (size_t col = 0; col < m.columns.size(); ++col) os << " " << column_summary(m, col) << " |";
   os << "\n";
   if (note) os << "\n" << notes.str();
+  if (!m.config_only.empty()) {
+    os << "\n" << config_only_text(m) << ": ";
+    for (size_t i = 0; i < m.config_only.size(); ++i) os << (i ? ", " : "") << "`" << md_escape(m.config_only[i]) << "`";
+    os << ".\n";
+  }
   return os.str();
 }
 
@@ -316,6 +341,11 @@ std::string matrix_html(const Matrix& m, const std::string& title) {
   os << "</tbody>\n<tfoot><tr><th>summary</th>";
   for (size_t col = 0; col < m.columns.size(); ++col) os << "<td>" << e(column_summary(m, col)) << "</td>";
   os << "</tr></tfoot>\n</table>\n";
+  if (!m.config_only.empty()) {
+    os << "<p class=\"config-only\">" << e(config_only_text(m)) << ": ";
+    for (size_t i = 0; i < m.config_only.size(); ++i) os << (i ? ", " : "") << "<code>" << e(m.config_only[i]) << "</code>";
+    os << ".</p>\n";
+  }
   if (note) os << "<h2>Details</h2>\n<ol class=\"details\">\n" << details.str() << "</ol>\n";
   os << "</body></html>\n";
   return os.str();

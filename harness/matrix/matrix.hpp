@@ -32,6 +32,7 @@ struct MatrixCell {
 struct Matrix {
   std::vector<MatrixColumn> columns;
   std::vector<std::string> rows;                             // case ids, sorted
+  std::vector<std::string> config_only;  // config_error cases no column runs (kConfigErrorSkip everywhere): listed once
   std::map<std::pair<size_t, size_t>, MatrixCell> cells;     // (row, column); absent: not in that report
 };
 
@@ -45,8 +46,10 @@ struct MatrixInput {
 // of one label (name them with LABEL=FILE) and a case twice on one backend of a report.
 Matrix build_matrix(const std::vector<MatrixInput>& inputs);
 
-// Each argument "FILE" or "LABEL=FILE", read with the strict JSON reader.
-Matrix read_matrix(const std::vector<std::string>& args);
+// Each argument "FILE" or "LABEL=FILE", read with the strict JSON reader (at least one).
+std::vector<MatrixInput> read_matrix_inputs(const std::vector<std::string>& args);
+// The file of one argument: FILE, or LABEL=FILE (the label ends at the first '=').
+std::string matrix_argument_file(const std::string& arg);
 
 // The cell's one-line text: "pass", "fail: memory", "skip: needs 2 ranks ...",
 // "expected-fail: memory", "fail: masks (regression)", ...

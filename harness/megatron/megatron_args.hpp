@@ -1,4 +1,4 @@
-// Megatron-LM settings pasted as they are (issue 15, item 4): an argument list
+// Megatron-LM settings pasted as they are: an argument list
 // ("--num-layers 24 --hidden-size 1024 ... --recompute-modules core_attn mlp"), a file of
 // them (a launch script's argument lines) or YAML (flat `num_layers: 24` or Megatron's
 // `MODEL_ARGS:` mapping), mapped to an rcts Config with Megatron-LM's defaults

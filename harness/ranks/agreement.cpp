@@ -1,5 +1,6 @@
 // RankAgreement: timed exchanges on a private MPI communicator, and the verdicts.
 #include "harness/ranks/agreement.hpp"
+#include "harness/io/text_safety.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -20,6 +21,7 @@
 #include "harness/ranks/rank_watchdog.hpp"
 #include "reference/config/config_json.hpp"
 #include "reference/core/faults.hpp"
+#include "reference/parallel/wait_deadline.hpp"
 #ifdef RCTS_HAVE_MPI
 #include "reference/parallel/mpi_communicator.hpp"
 #endif
@@ -80,6 +82,7 @@ RankAgreement::RankAgreement(Communicator& world) : impl_(std::make_unique<Impl>
   size_ = world.size();
   timeout_s_ = seconds_from_env("RCTS_MPI_TIMEOUT", 300, setup_error_);
   error_timeout_s_ = seconds_from_env("RCTS_MPI_ERROR_TIMEOUT", 10, setup_error_);
+  case_timeout_s_ = seconds_from_env("RCTS_CASE_TIMEOUT", 300, setup_error_);
 #ifdef RCTS_HAVE_MPI
   if (auto* mpi = dynamic_cast<MpiCommunicator*>(&world)) {
     mpi_check(MPI_Comm_dup(mpi->comm(), &impl_->comm), "MPI_Comm_dup (rank agreement)");
@@ -92,7 +95,10 @@ void RankAgreement::start_watchdog(const std::vector<nlohmann::json>& start_reco
   std::vector<RankWatchdog::Peer> peers;
   for (const auto& r : start_records)
     peers.push_back({r.value("pid", 0L), r.value("host", std::string())});
-  watchdog_ = std::make_unique<RankWatchdog>(rank_, std::move(peers));
+  if (RankWatchdog* process = RankWatchdog::process_watchdog())
+    process->add_peers(peers);  // it watches until after MPI_Finalize
+  else
+    watchdog_ = std::make_unique<RankWatchdog>(rank_, std::move(peers));
 }
 
 void RankAgreement::stop_watchdog() { watchdog_.reset(); }
@@ -114,7 +120,7 @@ void RankAgreement::abort_job(const std::string& why) const {
 
 std::vector<nlohmann::json> RankAgreement::exchange(const std::string& point, nlohmann::json mine, Wait wait) {
   mine["at"] = point;
-  const std::string text = mine.dump();
+  const std::string text = json_text(mine);
   std::vector<std::string> texts;
   if (size_ == 1) {
     texts.push_back(text);
@@ -132,6 +138,9 @@ std::vector<nlohmann::json> RankAgreement::exchange(const std::string& point, nl
         if (MPI_Test(&req, &done, MPI_STATUS_IGNORE) != MPI_SUCCESS)
           abort_job(own_error + "MPI_Test failed at '" + point + "': aborting the job");
         if (done) return;
+        const WaitDeadline* in_case = current_wait_deadline();  // a case's deadline bounds its agreements too
+        if (in_case && std::chrono::steady_clock::now() > in_case->at && in_case->at < deadline)
+          wait_deadline_passed(*in_case, rank_, "the ranks' agreement '" + point + "'");
         if (std::chrono::steady_clock::now() > deadline)
           abort_job(own_error + "the other ranks did not reach '" + point + "' within " + seconds_str(limit) +
                     " s (" + (wait == Wait::after_error ? "RCTS_MPI_ERROR_TIMEOUT; they are probably waiting in a "

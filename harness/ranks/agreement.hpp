@@ -15,7 +15,9 @@
 // records: the case (or the whole run) fails on every rank with the failing rank's
 // message, and every rank exits non-zero.
 //
-// Every wait is bounded. A rank waits RCTS_MPI_TIMEOUT seconds (default 300) for the
+// Every wait is bounded. Within a case, every wait of its communication and of these
+// exchanges ends at the case's deadline, RCTS_CASE_TIMEOUT seconds (default 300) after
+// the case started (reference/parallel/wait_deadline.hpp). A rank waits RCTS_MPI_TIMEOUT seconds (default 300) for the
 // others at each point; a rank whose case just threw waits only RCTS_MPI_ERROR_TIMEOUT
 // seconds (default 10), because the others may be blocked in a collective that needs
 // it. When a wait expires, or the ranks turn out to be at different points (only an
@@ -67,9 +69,13 @@ class RankAgreement {
   [[noreturn]] void abort_job(const std::string& why) const;
 
   const std::string& setup_error() const { return setup_error_; }
+  // RCTS_CASE_TIMEOUT (default 300 s): how long a case may take before a wait of its
+  // communication that is still open ends the job (reference/parallel/wait_deadline.hpp).
+  double case_timeout_s() const { return case_timeout_s_; }
 
-  // From the start records (pid and host of every rank) until the exit exchange: a
-  // rank of this host that is stopped ends the job (rank_watchdog.hpp).
+  // The start records (pid and host of every rank) go to the process watchdog main()
+  // started (rank_watchdog.hpp), else to one of the agreement's own, which watches until
+  // the exit exchange: a rank of this host that is stopped ends the job.
   void start_watchdog(const std::vector<nlohmann::json>& start_records);
   void stop_watchdog();
 
@@ -78,7 +84,7 @@ class RankAgreement {
   std::unique_ptr<Impl> impl_;
   Communicator* world_;
   int rank_ = 0, size_ = 1;
-  double timeout_s_ = 300, error_timeout_s_ = 10;
+  double timeout_s_ = 300, error_timeout_s_ = 10, case_timeout_s_ = 300;
   std::string setup_error_;
   std::unique_ptr<RankWatchdog> watchdog_;
 };

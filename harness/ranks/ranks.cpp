@@ -1,4 +1,5 @@
 #include "harness/ranks/ranks.hpp"
+#include "harness/io/text_safety.hpp"
 
 #include <algorithm>
 
@@ -43,7 +44,7 @@ CaseResult merge_rank_results(const std::vector<CaseResult>& per_rank) {
 CaseResult merge_across_ranks(const CaseResult& mine, Communicator& world) {
   nlohmann::json j = mine;
   std::vector<CaseResult> all;
-  for (const auto& s : all_gather_strings(world, j.dump())) all.push_back(case_result_from_json(nlohmann::json::parse(s)));
+  for (const auto& s : all_gather_strings(world, json_text(j))) all.push_back(case_result_from_json(nlohmann::json::parse(s)));
   return merge_rank_results(all);
 }
 

@@ -1,5 +1,6 @@
 // Writers for run results: progress lines, summary table, JSON, JUnit XML.
 #include "harness/reports/report.hpp"
+#include "harness/io/text_safety.hpp"
 
 #include <algorithm>
 #include <cstdio>
@@ -115,7 +116,7 @@ nlohmann::json results_json(const RunHeader& header, const std::vector<CaseResul
 std::string xml_escape(std::string_view s, bool attribute) {
   std::string out;
   out.reserve(s.size());
-  for (char ch : s) {
+  for (char ch : valid_utf8(s)) {  // XML must be UTF-8: a stray byte would make the file unreadable
     const auto c = static_cast<unsigned char>(ch);
     switch (ch) {
       case '&': out += "&amp;"; break;

@@ -39,6 +39,10 @@ std::string progress_line(int index, int total, const CaseResult& c);
 // did not judge ("; not judged: side effects: ..."). `rcts check` prints them.
 std::vector<std::string> judged_lines(const CaseResult& c);
 
+// The reason of the skip `rcts check --expect` gives a config_error case, which no
+// implementation runs (rcts judges the config alone); rcts matrix lists such rows once.
+inline constexpr const char* kConfigErrorSkip = "a config_error case: rcts judges its config alone, no implementation runs it";
+
 // "id", or "id [backend]" when it ran on another backend than the reference.
 std::string display_id(const CaseResult& c);
 

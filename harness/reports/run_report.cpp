@@ -1,4 +1,5 @@
 #include "harness/reports/run_report.hpp"
+#include "harness/io/text_safety.hpp"
 
 #include "harness/ranks/agreement.hpp"
 #include "harness/io/atomic_file.hpp"
@@ -34,7 +35,7 @@ void RunReport::finish_case(const Case& c, const CaseResult& r) {
   try {
     if (!page.runs.empty()) {
       page.trace_file = name.substr(0, name.size() - 5) + ".trace.json";
-      write_file_atomic(dir_ / page.trace_file, chrome_trace(r.id, page.runs).dump() + "\n");
+      write_file_atomic(dir_ / page.trace_file, json_text(chrome_trace(r.id, page.runs)) + "\n");
     }
     write_file_atomic(dir_ / name, case_page_html(page));
     pages_.insert(name);

@@ -11,6 +11,7 @@
 // (oracle/compare.hpp) where the oracle applies: one that disagrees is refused like a
 // failing check, so a regen cannot bless a math bug that every variant shares. The
 // review line says what the oracle found (or why it does not apply).
+#include <algorithm>
 #include <cstring>
 #include <fstream>
 #include <iomanip>
@@ -137,9 +138,25 @@ void write_golden_set(const fs::path& golden_dir, const fs::path& set_dir,
 
 }  // namespace
 
+std::vector<fs::path> regen_leftovers(const fs::path& golden_dir) {
+  std::vector<fs::path> out;
+  std::error_code ec;
+  for (fs::directory_iterator it(golden_dir, ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    if (name.size() > 1 && name[0] == '.' && name.find(".regen-", 1) != std::string::npos) out.push_back(it->path());
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
 int regen_golden(const std::vector<Case>& cases, const RunOptions& o, std::ostream& out, bool check_only) {
   RCTS_CHECK(o.scope.backend, "regen-golden: no backend");
   const Backend& backend = *o.scope.backend;
+  if (!o.scope.world || o.scope.world->rank() == 0)  // before anything can fail or return
+    for (const auto& left : regen_leftovers(o.scope.golden_dir)) {
+      const std::string name = left.filename().string();  // ".<set>.regen-<host>-<pid>-XXXXXX"
+      sweep_leftovers(o.scope.golden_dir / name.substr(1, name.find(".regen-", 1) - 1), "regen");
+    }
   RCTS_CHECK(backend.has_goldens(), "backend '" + backend.name() + "' keeps no golden files (its bits depend on "
                                     "the GPU model and library versions)");
   RCTS_CHECK(backend.golden_name() == backend.name(),

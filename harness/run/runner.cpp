@@ -25,8 +25,8 @@
 #include "harness/reports/progress.hpp"
 #include "harness/reports/run_report.hpp"
 #include "harness/io/version.hpp"
-#include "harness/checks/mask_oracle.hpp"
 #include "reference/config/config_json.hpp"
+#include "reference/parallel/wait_deadline.hpp"
 #include "reference/config/validate.hpp"
 
 namespace rcts::harness {
@@ -139,6 +139,10 @@ CaseResult run_case(const Case& c, const RunOptions& o) {
     if (!o.scope.agreement) return merge_across_ranks(run_case_on_this_rank(c, o), *o.scope.world);
     // Every rank checks that all ranks can run the same case before any collective.
     if (auto refused = agree_before_case(c, o)) return *refused;
+    const double limit = o.scope.agreement->case_timeout_s();
+    std::ostringstream from;
+    from << "RCTS_CASE_TIMEOUT = " << limit << " s";
+    const WaitDeadlineScope deadline(limit, "case " + c.id, from.str());
     return agree_after_case(run_case_on_this_rank(c, o), o);
   }();
   r.backend = o.scope.backend ? o.scope.backend->name() : "";
@@ -206,6 +210,10 @@ bool run_and_check(const Case& c, const RunOptions& o, CaseResult& res, Firsts& 
   const bool multi = o.scope.world && o.scope.world->size() > 1;
   if (o.scope.world && o.scope.world->rank() == o.hooks.test_throw_on_rank)
     throw Error("injected failure (RCTS_TEST_THROW_ON_RANK)");
+  if (o.scope.world && o.scope.world->rank() == o.hooks.test_deadlock_on_rank) {
+    char never = 0;  // a message no rank sends: the planted deadlock
+    o.scope.world->recv(&never, 1, (o.scope.world->rank() + 1) % o.scope.world->size());
+  }
   CheckContext x{c, env, multi, base, base_rc.layout, nullptr, nullptr, nullptr, {}};
   if (o.scope.golden_only) {
     if (const CheckKind* g = find_check_kind("golden"); g->requested(c.expect)) g->on_case_end(x, res.checks);

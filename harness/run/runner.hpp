@@ -94,6 +94,9 @@ struct RunTestHooks {
   // RCTS_TEST_THROW_ON_RANK: this world rank throws after its baseline run, while the
   // other ranks go on into the variants' collectives.
   int test_throw_on_rank = -1;
+  // RCTS_TEST_DEADLOCK_ON_RANK: this world rank then waits for a message no rank sends
+  // (a case deadlocked in its own communication), while the others go on.
+  int test_deadlock_on_rank = -1;
 };
 
 struct RunOptions {
@@ -129,5 +132,10 @@ std::vector<MutantResult> run_mutants(const std::vector<Case>& cases, const RunO
 // and returns 1 when a golden file would change. Throws rcts::Error when no case
 // matches the selection or a write fails.
 int regen_golden(const std::vector<Case>& cases, const RunOptions& options, std::ostream& out, bool check_only = false);
+// What killed regen-golden runs left in `golden_dir` (hidden ".<set>.regen-..." copies of
+// a golden set, which `git add -A` would commit). regen-golden removes those whose
+// process is gone before it runs anything, whether or not it then writes; main.cpp
+// warns about every one it sees.
+std::vector<std::filesystem::path> regen_leftovers(const std::filesystem::path& golden_dir);
 
 }  // namespace rcts::harness

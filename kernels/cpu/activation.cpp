@@ -1,12 +1,14 @@
 // GeLU and SwiGLU CPU kernels; see activation.hpp for the formulas, constants and paths.
-// The *_elem functions below are the definition; the float vector paths
-// (activation_vec.inc) reproduce their bits and fall back to them for NaN results.
+// The scalar loops below run the exact tier's per-element bodies (kernels/exact/pointwise.hpp),
+// the definition; the float vector paths (activation_vec.inc) reproduce their bits and
+// fall back to them for NaN results.
 #include "kernels/cpu/activation.hpp"
 
 #include <stdexcept>
 #include <type_traits>
 
 #include "kernels/common/detmath.hpp"
+#include "kernels/exact/pointwise.hpp"
 
 #define RCTS_VEC_W 4  // the baseline vector path: SSE2, part of x86-64
 #include "kernels/cpu/activation_vec.inc"
@@ -14,72 +16,22 @@
 namespace rcts::cpu {
 namespace {
 
-// The GeLU literals, each rounded once (decimal -> T) by the compiler.
-template <typename T>
-struct GeluConst;
-template <>
-struct GeluConst<float> {
-  static constexpr float k0 = 0.7978845608028654f;  // sqrt(2/pi)
-  static constexpr float k1 = 0.044715f;
-  static constexpr float k3 = 0.134145f;  // 3 * 0.044715
-};
-template <>
-struct GeluConst<double> {
-  static constexpr double k0 = 0.7978845608028654;
-  static constexpr double k1 = 0.044715;
-  static constexpr double k3 = 0.134145;
-};
-
 // The vector code's copies of the constants (it must not include detmath, see the .inc).
 static_assert(vec::kLog2e == detmath::detail::kLog2eF && vec::kLn2Hi == detmath::detail::kLn2HiF &&
               vec::kLn2Lo == detmath::detail::kLn2LoF);
-static_assert(vec::kGk0 == GeluConst<float>::k0 && vec::kGk1 == GeluConst<float>::k1 &&
-              vec::kGk3 == GeluConst<float>::k3);
-
-template <typename T>
-T gelu_fwd_elem(T x) {
-  using K = GeluConst<T>;
-  const T half = static_cast<T>(0.5), one = static_cast<T>(1);
-  const T u = K::k0 * (x + K::k1 * ((x * x) * x));
-  const T t = detmath::tanh(u);
-  return (half * x) * (one + t);
-}
-
-template <typename T>
-T gelu_bwd_elem(T dy, T x) {
-  using K = GeluConst<T>;
-  const T half = static_cast<T>(0.5), one = static_cast<T>(1);
-  const T u = K::k0 * (x + K::k1 * ((x * x) * x));
-  const T t = detmath::tanh(u);
-  const T grad = half * (one + t) + ((half * x) * (one - t * t)) * (K::k0 * (one + K::k3 * (x * x)));
-  return dy * grad;
-}
-
-template <typename T>
-T swiglu_fwd_elem(T a, T b) {
-  const T s = detmath::sigmoid(a);
-  return (a * s) * b;
-}
-
-template <typename T>
-void swiglu_bwd_elem(T dy, T a, T b, T& da, T& db) {
-  const T one = static_cast<T>(1);
-  const T s = detmath::sigmoid(a);
-  const T dsilu = s * (one + a * (one - s));
-  da = (dy * b) * dsilu;
-  db = dy * (a * s);
-}
+static_assert(vec::kGk0 == exact::GeluConst<float>::k0 && vec::kGk1 == exact::GeluConst<float>::k1 &&
+              vec::kGk3 == exact::GeluConst<float>::k3);
 
 template <typename T>
 void gelu_forward_loop(T* out, const T* inp, int64_t n) {
 #pragma omp parallel for schedule(static) if (n >= kActParallelMin)
-  for (int64_t i = 0; i < n; ++i) out[i] = gelu_fwd_elem(inp[i]);
+  for (int64_t i = 0; i < n; ++i) out[i] = exact::gelu_forward(inp[i]);
 }
 
 template <typename T>
 void gelu_backward_loop(T* dinp, const T* dout, const T* inp, int64_t n) {
 #pragma omp parallel for schedule(static) if (n >= kActParallelMin)
-  for (int64_t i = 0; i < n; ++i) dinp[i] = gelu_bwd_elem(dout[i], inp[i]);
+  for (int64_t i = 0; i < n; ++i) dinp[i] = exact::gelu_backward(dout[i], inp[i]);
 }
 
 template <typename T>
@@ -87,7 +39,7 @@ void swiglu_forward_loop(T* out, const T* inp, int64_t N, int64_t F) {
 #pragma omp parallel for schedule(static) if (N * F >= kActParallelMin)
   for (int64_t r = 0; r < N; ++r) {
     const T* a = inp + r * 2 * F;
-    for (int64_t f = 0; f < F; ++f) out[r * F + f] = swiglu_fwd_elem(a[f], a[F + f]);
+    for (int64_t f = 0; f < F; ++f) out[r * F + f] = exact::swiglu_forward(a[f], a[F + f]);
   }
 }
 
@@ -99,7 +51,7 @@ void swiglu_backward_loop(T* dinp, const T* dout, const T* inp, int64_t N, int64
     T* da = dinp + r * 2 * F;
     for (int64_t f = 0; f < F; ++f) {
       T ga, gb;  // all inputs read before writing: dinp may alias inp
-      swiglu_bwd_elem(dout[r * F + f], a[f], a[F + f], ga, gb);
+      exact::swiglu_backward(dout[r * F + f], a[f], a[F + f], ga, gb);
       da[f] = ga;
       da[F + f] = gb;
     }
@@ -134,10 +86,10 @@ const FloatKernels* float_vector_kernels(VecPath path) {
 }  // namespace
 
 namespace detail {
-float gelu_forward_scalar(float x) { return gelu_fwd_elem(x); }
-float gelu_backward_scalar(float dy, float x) { return gelu_bwd_elem(dy, x); }
-float swiglu_forward_scalar(float a, float b) { return swiglu_fwd_elem(a, b); }
-void swiglu_backward_scalar(float dy, float a, float b, float* da, float* db) { swiglu_bwd_elem(dy, a, b, *da, *db); }
+float gelu_forward_scalar(float x) { return exact::gelu_forward(x); }
+float gelu_backward_scalar(float dy, float x) { return exact::gelu_backward(dy, x); }
+float swiglu_forward_scalar(float a, float b) { return exact::swiglu_forward(a, b); }
+void swiglu_backward_scalar(float dy, float a, float b, float* da, float* db) { exact::swiglu_backward(dy, a, b, *da, *db); }
 }  // namespace detail
 
 bool activation_path_supported(ActivationPath p) { return vec_path_supported(p); }

@@ -1,6 +1,8 @@
 // Dropout CPU kernels; see dropout.hpp and kernels/common/dropout_rule.hpp.
 // The mask's vector paths (dropout_vec.inc) evaluate the very same Philox blocks, W at a
-// time; the scalar loop below (dropout_mask_loop) is the definition.
+// time; the scalar loop below (dropout_mask_loop) is the definition, one Philox block per
+// four outputs (the exact tier's per-output body, kernels/exact/pointwise.hpp, draws the
+// same block for each of them). Applying a mask runs the exact tier's element body.
 #include "kernels/cpu/dropout.hpp"
 
 #include <cstring>
@@ -9,6 +11,7 @@
 
 #include "kernels/common/dropout_rule.hpp"
 #include "kernels/common/philox.hpp"
+#include "kernels/exact/pointwise.hpp"
 
 #define RCTS_VEC_W 4  // the baseline vector path: SSE2, part of x86-64
 #include "kernels/cpu/dropout_vec.inc"
@@ -33,12 +36,9 @@ void dropout_apply(T* out, const T* in, const uint8_t* mask, int64_t n, double p
     if (out != in) std::memmove(out, in, static_cast<size_t>(n) * sizeof(T));
     return;
   }
-  const T scale = p < 1.0 ? static_cast<T>(dropout_rule::scale(p)) : static_cast<T>(0);
-  const T zero = 0;
+  const T scale = exact::dropout_scale<T>(p);
 #pragma omp parallel for schedule(static) if (n >= kDoParallelMin)
-  for (int64_t i = 0; i < n; ++i) {
-    out[i] = p < 1.0 ? (in[i] * static_cast<T>(mask[i])) * scale : in[i] * zero;
-  }
+  for (int64_t i = 0; i < n; ++i) out[i] = exact::dropout_apply(in[i], mask[i], p, scale);
 }
 
 // The definition: one Philox block per iteration, threads split blocks.

@@ -1,30 +1,18 @@
 // LayerNorm CPU kernels; see layernorm.hpp for the formulas and the reduction orders.
+// Each row runs the exact tier's row bodies (kernels/exact/norm.hpp), the one definition
+// the cpu-exact backend and the CUDA exact tier run too; the parameter-gradient pass
+// sums the same per-column terms in the same row order, blocked over columns for cache.
 #include "kernels/cpu/layernorm.hpp"
 
-#include <cmath>
 #include <vector>
+
+#include "kernels/exact/norm.hpp"
 
 namespace rcts::cpu {
 namespace {
 
 constexpr int64_t kLnColBlock = 64;        // columns per task in the dweight/dbias pass
 constexpr int64_t kLnParallelMin = 1 << 14;  // below this many elements, run on one thread
-
-// mean and rstd of one row; the single definition used by forward and backward.
-template <typename T>
-void ln_row_stats(const T* x, int64_t C, T eps, T& mean, T& rstd) {
-  T sum = 0;
-  for (int64_t c = 0; c < C; ++c) sum += x[c];
-  const T m = sum / static_cast<T>(C);
-  T sq = 0;
-  for (int64_t c = 0; c < C; ++c) {
-    const T d = x[c] - m;
-    sq += d * d;
-  }
-  const T var = sq / static_cast<T>(C);
-  mean = m;
-  rstd = static_cast<T>(1) / std::sqrt(var + eps);
-}
 
 }  // namespace
 
@@ -33,16 +21,7 @@ void layernorm_forward(T* out, const T* inp, const T* weight, const T* bias, int
                        double eps) {
   const T teps = static_cast<T>(eps);
 #pragma omp parallel for schedule(static) if (N * C >= kLnParallelMin)
-  for (int64_t r = 0; r < N; ++r) {
-    const T* x = inp + r * C;
-    T* y = out + r * C;
-    T mean, rstd;
-    ln_row_stats(x, C, teps, mean, rstd);
-    for (int64_t c = 0; c < C; ++c) {
-      const T n = (x[c] - mean) * rstd;
-      y[c] = bias ? n * weight[c] + bias[c] : n * weight[c];
-    }
-  }
+  for (int64_t r = 0; r < N; ++r) exact::layernorm_forward_row(out + r * C, inp + r * C, weight, bias, C, teps);
 }
 
 template <typename T>
@@ -53,29 +32,9 @@ void layernorm_backward(T* dinp, T* dweight, T* dbias, const T* dout, const T* i
 
   // Pass 1, threads over rows: statistics and dinp.
 #pragma omp parallel for schedule(static) if (N * C >= kLnParallelMin)
-  for (int64_t r = 0; r < N; ++r) {
-    const T* x = inp + r * C;
-    const T* dy = dout + r * C;
-    T* dx = dinp + r * C;
-    T mean, rstd;
-    ln_row_stats(x, C, teps, mean, rstd);
-    means[static_cast<size_t>(r)] = mean;
-    rstds[static_cast<size_t>(r)] = rstd;
-    T sum_g = 0, sum_gn = 0;
-    for (int64_t c = 0; c < C; ++c) {
-      const T n = (x[c] - mean) * rstd;
-      const T g = dy[c] * weight[c];
-      sum_g += g;
-      sum_gn += g * n;
-    }
-    const T mean_g = sum_g / static_cast<T>(C);
-    const T mean_gn = sum_gn / static_cast<T>(C);
-    for (int64_t c = 0; c < C; ++c) {
-      const T n = (x[c] - mean) * rstd;
-      const T g = dy[c] * weight[c];
-      dx[c] = ((g - mean_g) - n * mean_gn) * rstd;
-    }
-  }
+  for (int64_t r = 0; r < N; ++r)
+    exact::layernorm_input_grad_row(dinp + r * C, dout + r * C, inp + r * C, weight, C, teps,
+                                    means[static_cast<size_t>(r)], rstds[static_cast<size_t>(r)]);
 
   // Pass 2, threads over column blocks: dweight/dbias, rows summed in order from 0.
   const int64_t nblocks = (C + kLnColBlock - 1) / kLnColBlock;

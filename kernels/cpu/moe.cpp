@@ -1,41 +1,27 @@
-// MoE arithmetic kernels; see moe.hpp.
+// MoE arithmetic kernels; see moe.hpp. The row softmax, the top-k scatter and the combine
+// run the exact tier's bodies (kernels/exact/moe.hpp), the one definition cpu-exact and
+// the CUDA exact tier run too. Top-k selection and the aux loss keep host forms with the
+// same order: top-k refuses a bad k with a message and takes any number of experts (the
+// exact body stops at kMaxExperts), the aux loss counts assignments once instead of per
+// expert (integer counts: the same bits).
 #include "kernels/cpu/moe.hpp"
 
 #include <stdexcept>
 #include <string>
 #include <vector>
 
-#include "kernels/common/detmath.hpp"
+#include "kernels/exact/moe.hpp"
 
 namespace rcts::cpu {
 
 template <typename T>
 void row_softmax_forward(T* out, const T* in, int64_t rows, int64_t cols) {
-  for (int64_t r = 0; r < rows; ++r) {
-    const T* x = in + r * cols;
-    T* y = out + r * cols;
-    T m = x[0];
-    for (int64_t e = 1; e < cols; ++e)
-      if (x[e] > m) m = x[e];
-    T z = 0;
-    for (int64_t e = 0; e < cols; ++e) {
-      y[e] = detmath::exp(x[e] - m);
-      z += y[e];
-    }
-    for (int64_t e = 0; e < cols; ++e) y[e] = y[e] / z;
-  }
+  for (int64_t r = 0; r < rows; ++r) exact::row_softmax_row(out + r * cols, in + r * cols, cols);
 }
 
 template <typename T>
 void row_softmax_backward(T* din, const T* dout, const T* out, int64_t rows, int64_t cols) {
-  for (int64_t r = 0; r < rows; ++r) {
-    const T* dy = dout + r * cols;
-    const T* p = out + r * cols;
-    T* dx = din + r * cols;
-    T s = 0;
-    for (int64_t e = 0; e < cols; ++e) s += dy[e] * p[e];
-    for (int64_t e = 0; e < cols; ++e) dx[e] = p[e] * (dy[e] - s);
-  }
+  for (int64_t r = 0; r < rows; ++r) exact::row_softmax_backward_row(din + r * cols, dout + r * cols, out + r * cols, cols);
 }
 
 template <typename T>
@@ -83,50 +69,28 @@ T aux_loss(const T* probs, const int32_t* topk, int64_t tokens, int64_t experts,
 
 template <typename T>
 void topk_scatter(T* dprobs, const int32_t* topk, const T* dweights, int64_t tokens, int64_t experts, int64_t k) {
-  for (int64_t i = 0; i < tokens * experts; ++i) dprobs[i] = T(0);
-  for (int64_t t = 0; t < tokens; ++t)
-    for (int64_t j = 0; j < k; ++j) dprobs[t * experts + topk[t * k + j]] = dweights[t * k + j];
+  for (int64_t t = 0; t < tokens; ++t) exact::topk_scatter_row(dprobs + t * experts, topk + t * k, dweights + t * k, experts, k);
 }
 
 template <typename T>
 void moe_combine(T* out, const T* weights, const T* expert_out, const int64_t* position, const T* shared,
                  int64_t tokens, int64_t K, int64_t h) {
   for (int64_t t = 0; t < tokens; ++t)
-    for (int64_t i = 0; i < h; ++i) {
-      T acc = 0;
-      for (int64_t k = 0; k < K; ++k) acc = acc + weights[t * K + k] * expert_out[position[t * K + k] * h + i];
-      if (shared) acc = acc + shared[t * h + i];
-      out[t * h + i] = acc;
-    }
+    for (int64_t i = 0; i < h; ++i) out[t * h + i] = exact::moe_combine_element(weights, expert_out, position, shared, t, i, K, h);
 }
 
 template <typename T>
 void moe_combine_backward(T* dexpert, T* dweights, const T* dout, const T* weights, const T* expert_out,
                           const int64_t* position, int64_t tokens, int64_t K, int64_t h) {
-  for (int64_t t = 0; t < tokens; ++t)
-    for (int64_t k = 0; k < K; ++k) {
-      const int64_t a = t * K + k, row = position[a];
-      T dot = 0;
-      for (int64_t i = 0; i < h; ++i) {
-        const T g = dout[t * h + i];
-        dexpert[row * h + i] = weights[a] * g;
-        dot = dot + g * expert_out[row * h + i];
-      }
-      dweights[a] = dot;
-    }
+  for (int64_t a = 0; a < tokens * K; ++a)
+    exact::moe_combine_backward_assignment(dexpert, dweights, dout, weights, expert_out, position, a, K, h);
 }
 
 template <typename T>
 void moe_input_grad(T* dx, const T* dsent, const int64_t* position, const T* drouter, const T* dshared,
                     int64_t tokens, int64_t K, int64_t h) {
   for (int64_t t = 0; t < tokens; ++t)
-    for (int64_t i = 0; i < h; ++i) {
-      T acc = 0;
-      for (int64_t k = 0; k < K; ++k) acc = acc + dsent[position[t * K + k] * h + i];
-      acc = acc + drouter[t * h + i];
-      if (dshared) acc = acc + dshared[t * h + i];
-      dx[t * h + i] = acc;
-    }
+    for (int64_t i = 0; i < h; ++i) dx[t * h + i] = exact::moe_input_grad_element(dsent, position, drouter, dshared, t, i, K, h);
 }
 
 #define RCTS_MOE_KERNELS(T)                                                                                       \

@@ -1,12 +1,13 @@
 // Causal softmax CPU kernels; see softmax.hpp for the formulas and the reduction orders.
-// softmax_causal_forward_loop is the definition; the float forward's vector paths
-// (softmax_vec.inc) reproduce its bits.
+// The scalar loops run the exact tier's row bodies (kernels/exact/norm.hpp), the
+// definition; the float forward's vector paths (softmax_vec.inc) reproduce their bits.
 #include "kernels/cpu/softmax.hpp"
 
 #include <stdexcept>
 #include <type_traits>
 
 #include "kernels/common/detmath.hpp"
+#include "kernels/exact/norm.hpp"
 
 #define RCTS_VEC_W 4  // the baseline vector path: SSE2, part of x86-64
 #include "kernels/cpu/softmax_vec.inc"
@@ -22,22 +23,7 @@ template <typename T>
 void softmax_causal_forward_loop(T* out, const T* inp, int64_t BH, int64_t S) {
   const int64_t rows = BH * S;
 #pragma omp parallel for schedule(static) if (rows * S >= kSmParallelMin)
-  for (int64_t row = 0; row < rows; ++row) {
-    const int64_t i = row % S;
-    const T* x = inp + row * S;
-    T* y = out + row * S;
-    T m = x[0];
-    for (int64_t j = 1; j <= i; ++j)
-      if (x[j] > m) m = x[j];
-    T sum = 0;
-    for (int64_t j = 0; j <= i; ++j) {
-      const T e = detmath::exp(x[j] - m);
-      y[j] = e;
-      sum += e;
-    }
-    for (int64_t j = 0; j <= i; ++j) y[j] = y[j] / sum;
-    for (int64_t j = i + 1; j < S; ++j) y[j] = 0;
-  }
+  for (int64_t row = 0; row < rows; ++row) exact::softmax_causal_row(out + row * S, inp + row * S, row % S, S);
 }
 
 VecPathChoice g_softmax_path{"softmax"};
@@ -65,16 +51,8 @@ template <typename T>
 void softmax_causal_backward(T* dinp, const T* dout, const T* out, int64_t BH, int64_t S) {
   const int64_t rows = BH * S;
 #pragma omp parallel for schedule(static) if (rows * S >= kSmParallelMin)
-  for (int64_t row = 0; row < rows; ++row) {
-    const int64_t i = row % S;
-    const T* dy = dout + row * S;
-    const T* y = out + row * S;
-    T* dx = dinp + row * S;
-    T s = 0;
-    for (int64_t k = 0; k <= i; ++k) s += dy[k] * y[k];
-    for (int64_t j = 0; j <= i; ++j) dx[j] = y[j] * (dy[j] - s);
-    for (int64_t j = i + 1; j < S; ++j) dx[j] = 0;
-  }
+  for (int64_t row = 0; row < rows; ++row)
+    exact::softmax_causal_backward_row(dinp + row * S, dout + row * S, out + row * S, row % S, S);
 }
 
 template void softmax_causal_forward<float>(float*, const float*, int64_t, int64_t, VecPath);

@@ -81,6 +81,18 @@ struct RunRecord {
   // Offload by a mechanism other than rcts's offload manager (no OffloadReport): bytes
   // moved off the device and back, per (step, micro-batch).
   std::vector<int64_t> offloaded_bytes, reloaded_bytes;
+  // Saved-tensor accounting a dump declares (docs/dump-format.md): the profile its writer
+  // ran under ("" : rcts's own, Korthikanti's tensors), each save's op, dtype and shape
+  // (parallel to saves_per_micro_batch; empty when the dump gives none), and the tensors
+  // still held once each micro-batch's backward ended.
+  struct SaveShape {
+    std::string op, dtype;
+    std::vector<int64_t> shape;
+  };
+  std::string memory_profile;
+  std::vector<std::vector<SaveShape>> save_shapes_per_micro_batch;
+  std::vector<std::vector<SaveRecord>> held_after_backward;
+  std::vector<std::vector<SaveShape>> held_after_backward_shapes;
 
   // Micro-batches of the run: every stage records rng_after and inputs, only the last
   // pipeline stage losses (design §16).

@@ -174,31 +174,34 @@ std::vector<int64_t> StageMemory::per_layer_bytes() const {
 
 namespace {
 
-// What one selectively recomputed layer holds at the worst moment of its backward
-// (derivation in the header): its stored bytes, then the MLP branch's recompute, the
-// MLP checkpoint's release, the attention branch's recompute. Every term is a distinct
-// tensor of the full layer, so no sum exceeds full.total() (no overflow check needed).
+// What one selectively recomputed attention layer holds at the worst moment of its
+// backward: selective_layer_peak with attention's LN1 output and what core_attn and
+// mla_up_proj bring back.
 int64_t selective_layer_worst(const LayerMemory& full, const LayerMemory& kept, const std::vector<std::string>& modules) {
   const bool ca = has(modules, "core_attn"), mlp = has(modules, "mlp"), ln = has(modules, "layernorm");
   // MLA: the LN1 output is linear_kv_down_proj's input; mla_up_proj recomputes q, k, v
   // before core attention's backward (mla_memory.hpp).
   const bool up = has(modules, "mla_up_proj");
   const int64_t qkv = full.bytes("attention.q") + full.bytes("attention.k") + full.bytes("attention.v");
-  const int64_t ln1_out = full.bytes("attention.qkv.input") + full.bytes("attention.linear_kv_down_proj.input"),
-                ln2_out = full.bytes("mlp.fc1.input");
-  const int64_t mlp_inner = full.bytes("mlp.act.input") + full.bytes("mlp.fc2.input");
+  const int64_t ln1_out = full.bytes("attention.qkv.input") + full.bytes("attention.linear_kv_down_proj.input");
   const int64_t s2 = full.prefix_bytes("attention.softmax.") + full.prefix_bytes("attention.dropout.");
   // A fused core_attn recompute saves its (new) output for the fused backward; the
   // unfused one keeps no output.
   const int64_t fused_out = full.bytes("attention.softmax.stats") > 0 ? full.bytes("attention.proj.input") : 0;
-  const int64_t stored = kept.total();
-  const int64_t mlp_recomputed = stored + (ln ? ln2_out : 0) + (mlp ? mlp_inner : 0);
-  const int64_t mlp_released = mlp_recomputed - (mlp ? mlp_inner : 0) - (mlp && !ln ? ln2_out : 0);
-  const int64_t attention_recomputed = mlp_released + (ln ? ln1_out : 0) + (ca ? s2 + fused_out : 0) + (up ? qkv : 0);
-  return std::max({stored, mlp_recomputed, attention_recomputed});
+  return selective_layer_peak(full, kept.total(), ln, mlp, ln1_out, (ca ? s2 + fused_out : 0) + (up ? qkv : 0));
 }
 
 }  // namespace
+
+int64_t selective_layer_peak(const LayerMemory& full, int64_t stored, bool layernorm, bool mlp, int64_t ln1_out,
+                             int64_t mixer_recompute) {
+  const int64_t ln2_out = full.bytes("mlp.fc1.input");
+  const int64_t mlp_inner = full.bytes("mlp.act.input") + full.bytes("mlp.fc2.input");
+  const int64_t mlp_recomputed = stored + (layernorm ? ln2_out : 0) + (mlp ? mlp_inner : 0);
+  const int64_t mlp_released = mlp_recomputed - (mlp ? mlp_inner : 0) - (mlp && !layernorm ? ln2_out : 0);
+  const int64_t mixer_recomputed = mlp_released + (layernorm ? ln1_out : 0) + mixer_recompute;
+  return std::max({stored, mlp_recomputed, mixer_recomputed});
+}
 
 StageMemory stage_memory(const Config& c, int pp_rank) {
   validate_or_throw(c, "memory model");

@@ -139,6 +139,14 @@ struct StageMemory {
   int64_t peak_in_flight_bytes = 0;  // (P - 1) · stored_bytes + peak_backward_bytes
   std::vector<int64_t> per_layer_bytes() const;
 };
+// The selective rule above for one layer of either kind, from its stored bytes: the MLP
+// branch's recompute (1), the MLP checkpoint's release (2), then the token mixer's (3),
+// where `ln1_out` is the LN1 output's bytes and `mixer_recompute` what the mixer's own
+// recompute brings back (attention: the s² tensors, the fused output, MLA's q, k, v;
+// GDN: gdn.out_proj.input under gdn_norm_out). Every term is a distinct tensor of the
+// full layer, so no sum exceeds full.total() (no overflow check needed).
+int64_t selective_layer_peak(const LayerMemory& full, int64_t stored, bool layernorm, bool mlp, int64_t ln1_out,
+                             int64_t mixer_recompute);
 // Pipeline stage pp_rank (its num_layers / pp layers; design §16) of a config.
 // Validates the config (validate_or_throw) and covers dense layers only. Stage 0,
 // the default, holds the most micro-batches in flight.

@@ -70,15 +70,9 @@ LayerMemory layer_memory_of(const Config& c, const MemoryDims& m, int layer, con
 
 int64_t gdn_selective_layer_worst(const LayerMemory& full, const LayerMemory& kept,
                                   const std::vector<std::string>& modules) {
-  const bool mlp = has(modules, "mlp"), ln = has(modules, "layernorm"), norm_out = has(modules, "gdn_norm_out");
-  const int64_t ln1_out = full.bytes("gdn.in_proj.input"), ln2_out = full.bytes("mlp.fc1.input");
-  const int64_t mlp_inner = full.bytes("mlp.act.input") + full.bytes("mlp.fc2.input");
-  const int64_t stored = kept.total();
-  const int64_t mlp_recomputed = stored + (ln ? ln2_out : 0) + (mlp ? mlp_inner : 0);
-  const int64_t mlp_released = mlp_recomputed - (mlp ? mlp_inner : 0) - (mlp && !ln ? ln2_out : 0);
-  const int64_t mixer_recomputed =
-      mlp_released + (ln ? ln1_out : 0) + (norm_out ? full.bytes("gdn.out_proj.input") : 0);
-  return std::max({stored, mlp_recomputed, mixer_recomputed});
+  const bool norm_out = has(modules, "gdn_norm_out");
+  return selective_layer_peak(full, kept.total(), has(modules, "layernorm"), has(modules, "mlp"),
+                              full.bytes("gdn.in_proj.input"), norm_out ? full.bytes("gdn.out_proj.input") : 0);
 }
 
 }  // namespace rcts

@@ -1,6 +1,6 @@
 // Communicator interface (docs/design.md §8). Implementations move bytes only
 // (all_gather, all_to_allv, broadcast, barrier, split); sums over ranks are
-// reference/parallel/reduce.hpp, which gathers with these and adds on the compute
+// reference/runtime/reduce.hpp, which gathers with these and adds on the compute
 // backend in summation_order(), so every communicator reduces in the same order.
 // Point to point (send, recv, send_recv) carries pipeline activations and gradients
 // between neighbouring stages (design §16): blocking, delivered in posting order per

@@ -1,9 +1,14 @@
 #ifdef RCTS_HAVE_MPI
 #include "reference/parallel/mpi_communicator.hpp"
 
+#include <algorithm>
+#include <chrono>
 #include <climits>
 #include <cstring>
+#include <thread>
 #include <vector>
+
+#include "reference/parallel/wait_deadline.hpp"
 
 namespace rcts {
 
@@ -88,10 +93,41 @@ void MpiCommunicator::check(int rc, const char* call, SourceLocation loc) const 
                 loc);
 }
 
+void MpiCommunicator::complete(MPI_Request* reqs, int n, MPI_Status* statuses, const char* call,
+                               const std::string& peer) const {
+  const WaitDeadline* d = current_wait_deadline();
+  if (!d) {
+    check(MPI_Waitall(n, reqs, statuses ? statuses : MPI_STATUSES_IGNORE), call);
+    return;
+  }
+  // Polled, so that the deadline can end a wait that would never complete. The first
+  // tests spin (a pipeline's messages are often there already), then pauses grow to 1 ms.
+  auto pause = std::chrono::microseconds(0);
+  for (;;) {
+    int done = 0;
+    check(MPI_Testall(n, reqs, &done, statuses ? statuses : MPI_STATUSES_IGNORE), call);
+    if (done) return;
+    if (std::chrono::steady_clock::now() > d->at) {
+      int world_rank = rank_;  // this communicator may be a group's: name the rank of the job
+      MPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
+      wait_deadline_passed(*d, world_rank, std::string(call) + peer);
+    }
+    if (pause.count() == 0) {
+      std::this_thread::yield();
+      pause = std::chrono::microseconds(1);
+    } else {
+      std::this_thread::sleep_for(pause);
+      pause = std::min(pause * 2, std::chrono::microseconds(1000));
+    }
+  }
+}
+
 void MpiCommunicator::all_gather(const void* send, void* recv, int64_t bytes) {
   // Every rank sees every rank's byte count, so all of them agree on any error.
   std::vector<int64_t> counts(static_cast<size_t>(size_));
-  check(MPI_Allgather(&bytes, 1, MPI_INT64_T, counts.data(), 1, MPI_INT64_T, comm_), "MPI_Allgather(byte counts)");
+  MPI_Request req = MPI_REQUEST_NULL;
+  check(MPI_Iallgather(&bytes, 1, MPI_INT64_T, counts.data(), 1, MPI_INT64_T, comm_, &req), "MPI_Iallgather");
+  complete(&req, 1, nullptr, "MPI_Allgather(byte counts)");
   for (int r = 0; r < size_; ++r) {
     const int64_t c = counts[static_cast<size_t>(r)];
     RCTS_CHECK(c == counts[0], "mpi all_gather: rank " + std::to_string(r) + " passes " + std::to_string(c) +
@@ -103,12 +139,15 @@ void MpiCommunicator::all_gather(const void* send, void* recv, int64_t bytes) {
   auto* out = static_cast<char*>(recv);
   const int n = static_cast<int>(bytes);
   if (send == out + static_cast<int64_t>(rank_) * bytes) {
-    check(MPI_Allgather(MPI_IN_PLACE, 0, MPI_BYTE, out, n, MPI_BYTE, comm_), "MPI_Allgather");
+    check(MPI_Iallgather(MPI_IN_PLACE, 0, MPI_BYTE, out, n, MPI_BYTE, comm_, &req), "MPI_Iallgather");
+    complete(&req, 1, nullptr, "MPI_Allgather");
   } else if (overlaps(send, bytes, recv, bytes * size_)) {
     const std::vector<char> copy(static_cast<const char*>(send), static_cast<const char*>(send) + bytes);
-    check(MPI_Allgather(copy.data(), n, MPI_BYTE, out, n, MPI_BYTE, comm_), "MPI_Allgather");
+    check(MPI_Iallgather(copy.data(), n, MPI_BYTE, out, n, MPI_BYTE, comm_, &req), "MPI_Iallgather");
+    complete(&req, 1, nullptr, "MPI_Allgather");
   } else {
-    check(MPI_Allgather(send, n, MPI_BYTE, out, n, MPI_BYTE, comm_), "MPI_Allgather");
+    check(MPI_Iallgather(send, n, MPI_BYTE, out, n, MPI_BYTE, comm_, &req), "MPI_Iallgather");
+    complete(&req, 1, nullptr, "MPI_Allgather");
   }
 }
 
@@ -120,9 +159,11 @@ void MpiCommunicator::all_to_allv(const void* send, const int64_t* send_bytes, v
   std::memcpy(mine.data(), send_bytes, w * sizeof(int64_t));
   std::memcpy(mine.data() + w, recv_bytes, w * sizeof(int64_t));
   std::vector<int64_t> table(2 * w * w);
-  check(MPI_Allgather(mine.data(), static_cast<int>(2 * w), MPI_INT64_T, table.data(), static_cast<int>(2 * w),
-                      MPI_INT64_T, comm_),
-        "MPI_Allgather(byte counts)");
+  MPI_Request req = MPI_REQUEST_NULL;
+  check(MPI_Iallgather(mine.data(), static_cast<int>(2 * w), MPI_INT64_T, table.data(), static_cast<int>(2 * w),
+                       MPI_INT64_T, comm_, &req),
+        "MPI_Iallgather");
+  complete(&req, 1, nullptr, "MPI_Allgather(byte counts)");
   const auto sent = [&](size_t p, size_t q) { return table[p * 2 * w + q]; };        // p -> q
   const auto expected = [&](size_t p, size_t q) { return table[p * 2 * w + w + q]; };  // p <- q
   for (size_t p = 0; p < w; ++p) {
@@ -155,15 +196,18 @@ void MpiCommunicator::all_to_allv(const void* send, const int64_t* send_bytes, v
     copy.assign(static_cast<const char*>(send), static_cast<const char*>(send) + s_off);
     send = copy.data();
   }
-  check(MPI_Alltoallv(send, scount.data(), sdispl.data(), MPI_BYTE, recv, rcount.data(), rdispl.data(), MPI_BYTE,
-                      comm_),
-        "MPI_Alltoallv");
+  check(MPI_Ialltoallv(send, scount.data(), sdispl.data(), MPI_BYTE, recv, rcount.data(), rdispl.data(), MPI_BYTE,
+                       comm_, &req),
+        "MPI_Ialltoallv");
+  complete(&req, 1, nullptr, "MPI_Alltoallv");
 }
 
 void MpiCommunicator::broadcast(void* data, int64_t bytes, int root) {
   const int64_t mine[2] = {bytes, root};
   std::vector<int64_t> all(2 * static_cast<size_t>(size_));
-  check(MPI_Allgather(mine, 2, MPI_INT64_T, all.data(), 2, MPI_INT64_T, comm_), "MPI_Allgather(broadcast arguments)");
+  MPI_Request req = MPI_REQUEST_NULL;
+  check(MPI_Iallgather(mine, 2, MPI_INT64_T, all.data(), 2, MPI_INT64_T, comm_, &req), "MPI_Iallgather");
+  complete(&req, 1, nullptr, "MPI_Allgather(broadcast arguments)");
   for (int r = 0; r < size_; ++r) {
     const int64_t b = all[2 * static_cast<size_t>(r)], ro = all[2 * static_cast<size_t>(r) + 1];
     RCTS_CHECK(ro == all[1], "mpi broadcast: rank " + std::to_string(r) + " names root " + std::to_string(ro) +
@@ -176,7 +220,8 @@ void MpiCommunicator::broadcast(void* data, int64_t bytes, int root) {
   RCTS_CHECK(bytes >= 0 && bytes <= INT_MAX,
              "mpi broadcast: byte count " + std::to_string(bytes) + " is negative or exceeds INT_MAX");
   if (bytes == 0) return;
-  check(MPI_Bcast(data, static_cast<int>(bytes), MPI_BYTE, root, comm_), "MPI_Bcast");
+  check(MPI_Ibcast(data, static_cast<int>(bytes), MPI_BYTE, root, comm_, &req), "MPI_Ibcast");
+  complete(&req, 1, nullptr, "MPI_Bcast", " (root " + std::to_string(root) + ")");
 }
 
 // --- point to point -------------------------------------------------------------------
@@ -195,13 +240,17 @@ void MpiCommunicator::check_peer(int peer, int64_t bytes, const char* what) cons
 
 void MpiCommunicator::send(const void* data, int64_t bytes, int dest) {
   check_peer(dest, bytes, "send");
-  check(MPI_Send(data, static_cast<int>(bytes), MPI_BYTE, dest, kPointToPointTag, comm_), "MPI_Send");
+  MPI_Request req = MPI_REQUEST_NULL;
+  check(MPI_Isend(data, static_cast<int>(bytes), MPI_BYTE, dest, kPointToPointTag, comm_, &req), "MPI_Isend");
+  complete(&req, 1, nullptr, "MPI_Send", " to rank " + std::to_string(dest));
 }
 
 void MpiCommunicator::recv(void* data, int64_t bytes, int src) {
   check_peer(src, bytes, "recv");
   MPI_Status st;
-  check(MPI_Recv(data, static_cast<int>(bytes), MPI_BYTE, src, kPointToPointTag, comm_, &st), "MPI_Recv");
+  MPI_Request req = MPI_REQUEST_NULL;
+  check(MPI_Irecv(data, static_cast<int>(bytes), MPI_BYTE, src, kPointToPointTag, comm_, &req), "MPI_Irecv");
+  complete(&req, 1, &st, "MPI_Recv", " from rank " + std::to_string(src));
   int got = 0;
   check(MPI_Get_count(&st, MPI_BYTE, &got), "MPI_Get_count");
   RCTS_CHECK(got == bytes, "mpi recv: rank " + std::to_string(src) + " sent " + std::to_string(got) +
@@ -212,22 +261,31 @@ void MpiCommunicator::send_recv(const void* send, int64_t send_bytes, int dest, 
                                 int src) {
   check_peer(dest, send_bytes, "send_recv");
   check_peer(src, recv_bytes, "send_recv");
-  MPI_Status st;
-  check(MPI_Sendrecv(send, static_cast<int>(send_bytes), MPI_BYTE, dest, kPointToPointTag, recv,
-                     static_cast<int>(recv_bytes), MPI_BYTE, src, kPointToPointTag, comm_, &st),
-        "MPI_Sendrecv");
+  MPI_Request reqs[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
+  MPI_Status sts[2];
+  check(MPI_Irecv(recv, static_cast<int>(recv_bytes), MPI_BYTE, src, kPointToPointTag, comm_, &reqs[0]), "MPI_Irecv");
+  check(MPI_Isend(send, static_cast<int>(send_bytes), MPI_BYTE, dest, kPointToPointTag, comm_, &reqs[1]), "MPI_Isend");
+  complete(reqs, 2, sts, "MPI_Sendrecv",
+           " (to rank " + std::to_string(dest) + ", from rank " + std::to_string(src) + ")");
+  const MPI_Status& st = sts[0];
   int got = 0;
   check(MPI_Get_count(&st, MPI_BYTE, &got), "MPI_Get_count");
   RCTS_CHECK(got == recv_bytes, "mpi send_recv: rank " + std::to_string(src) + " sent " + std::to_string(got) +
                                     " bytes, rank " + std::to_string(rank_) + " expected " + std::to_string(recv_bytes));
 }
 
-void MpiCommunicator::barrier() { check(MPI_Barrier(comm_), "MPI_Barrier"); }
+void MpiCommunicator::barrier() {
+  MPI_Request req = MPI_REQUEST_NULL;
+  check(MPI_Ibarrier(comm_, &req), "MPI_Ibarrier");
+  complete(&req, 1, nullptr, "MPI_Barrier");
+}
 
 std::unique_ptr<Communicator> MpiCommunicator::split(int color, int key) {
   const int mine[2] = {color, key};
   std::vector<int> all(2 * static_cast<size_t>(size_));
-  check(MPI_Allgather(mine, 2, MPI_INT, all.data(), 2, MPI_INT, comm_), "MPI_Allgather(split arguments)");
+  MPI_Request req = MPI_REQUEST_NULL;
+  check(MPI_Iallgather(mine, 2, MPI_INT, all.data(), 2, MPI_INT, comm_, &req), "MPI_Iallgather");
+  complete(&req, 1, nullptr, "MPI_Allgather(split arguments)");
   for (int r = 0; r < size_; ++r)
     RCTS_CHECK(all[2 * static_cast<size_t>(r)] >= 0, "mpi split: rank " + std::to_string(r) + " passes colour " +
                                                          std::to_string(all[2 * static_cast<size_t>(r)]) +

@@ -79,6 +79,9 @@ class MpiCommunicator final : public Communicator {
  private:
   void check_peer(int peer, int64_t bytes, const char* what) const;
   void check(int rc, const char* call, SourceLocation loc = SourceLocation::current()) const;
+  // Waits for `n` requests; under a WaitDeadline (wait_deadline.hpp) a wait still open at
+  // the deadline ends the job naming `call` and `peer` (" from rank 1").
+  void complete(MPI_Request* reqs, int n, MPI_Status* statuses, const char* call, const std::string& peer = "") const;
   MPI_Comm comm_ = MPI_COMM_NULL;
   bool owned_ = false;
   int rank_ = 0;

@@ -1,7 +1,7 @@
 #include "reference/runtime/runtime.hpp"
 
 #include "reference/core/faults.hpp"
-#include "reference/parallel/reduce.hpp"
+#include "reference/runtime/reduce.hpp"
 #include "reference/runtime/fp8.hpp"
 #include "reference/recompute/checkpoint_state.hpp"
 

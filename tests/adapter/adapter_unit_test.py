@@ -61,7 +61,7 @@ class Unsupported(unittest.TestCase):
                                                                    "recompute_modules": ["moe_act"]}), [1]))
 
     def test_fp8_is_refused_not_run_without_it(self):
-        """Issue 28: an FP8 case ran with FP8 silently off and passed."""
+        """An FP8 case must not run with FP8 silently off and pass."""
         self.assertIn("FP8 is not modelled", unsupported(with_patch(model={"fp8": "hybrid"}), [1]))
 
     def test_a_config_key_the_adapter_does_not_read_is_refused(self):
@@ -117,7 +117,7 @@ class Dumps(unittest.TestCase):
 
 class NotRecorded(unittest.TestCase):
     def test_side_effects_are_declared_not_recorded_not_counted_by_the_driver(self):
-        """Issue 28: tokens_seen was the driver's own count, so comparing it could never fail."""
+        """tokens_seen must be what the framework saw: the driver's own count could never fail."""
         out = driver.run(CFG, params(), data(4), data(4), "non_reentrant")
         self.assertNotIn("side_effects", out)
         self.assertIn("PyTorch's block updates no state", out["not_recorded"]["side_effects"])
@@ -146,7 +146,7 @@ class Faults(unittest.TestCase):
         return all(torch.equal(x["input_grad"], y["input_grad"]) for x, y in zip(a["micro_batches"], b["micro_batches"]))
 
     def test_a_draw_from_an_unrecorded_generator_fails_the_run(self):
-        """Issue 28: the rng check saw only the default CPU generator."""
+        """The rng check must see every generator, not only the default CPU one."""
         from rcts_adapter_kit.rng import UnrecordedDraw
         with self.assertRaises(UnrecordedDraw) as e:
             with_fault("unrecorded_generator", lambda: self.run_cfg(CFG))

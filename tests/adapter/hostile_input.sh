@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 29 F15 and F16: scripts/check-pytorch (and check-megatron) never deletes what it did not make (--out),
+# scripts/check-pytorch (and check-megatron) never deletes what it did not make (--out),
 # and bad input to the adapter or to check-pytorch is exit 2 with a message naming the
 # file and the field, never a traceback.
 # Usage: hostile_input.sh ROOT RCTS PYTHON WORKDIR. Exit 0 when every refusal is right.
@@ -65,4 +65,23 @@ echo '{"format": "rcts-expectations", "version": 1, "implementation": "pytorch-r
 expect 2 "$work/exp.json: /entries/0/reason" -- "$root/scripts/check-pytorch" "$case_ok" --rcts "$rcts" --modes reentrant --expect "$work/exp.json" --out "$work/c4"
 echo '{"format": "rcts-expectations", "version": 1, "implementation": "pytorch-reentrant", "implementation_version": "x", "entries": [{"case": "a", "outcome": "fail", "checks": ["bitwse"], "reason": "r"}]}' > "$work/exp2.json"
 expect 2 "$work/exp2.json: /entries/0/checks/0 = \"bitwse\": unknown check kind" -- "$root/scripts/check-pytorch" "$case_ok" --rcts "$rcts" --modes reentrant --expect "$work/exp2.json" --out "$work/c5"
+
+# scripts/check-megatron refuses what check-pytorch refuses: bad case files, bad --ranks.
+echo '[{"id": "a"}]' > "$work/array.json"
+for f in notjson.json id.json ranks.json array.json missing.json; do
+  want=$(case $f in notjson.json) echo "not JSON";; id.json) echo "/id: 3 is not a case id";;
+         ranks.json) echo "/ranks: 'one' is not a non-empty list";; array.json) echo "/: a case is a JSON object";;
+         missing.json) echo "No such file or directory";; esac)
+  expect 2 "$work/$f" "$want" -- "$root/scripts/check-megatron" "$work/$f" --rcts "$rcts" --python "$py" --out "$work/m1"
+done
+for r in abc 0 1,,2 -1; do
+  expect 2 "--ranks $r: '" "is not a world size" -- "$root/scripts/check-megatron" "$case_ok" --rcts "$rcts" --python "$py" --ranks "$r" --out "$work/m2"
+done
+# The Megatron adapter reads case files with the kit's strict reader, as the PyTorch adapter does.
+mpp="$root/adapters/megatron:$root/adapters/kit"
+expect 2 "$work/ranks.json: /ranks" -- env PYTHONPATH="$mpp" "$py" -m rcts_megatron "$work/ranks.json" --rcts-dump "$work" --out "$work/o"
+expect 2 "$work/unknown.json: /: unknown key 'rank'" -- env PYTHONPATH="$mpp" "$py" -m rcts_megatron "$work/unknown.json" --rcts-dump "$work" --out "$work/o"
+echo '{"id": "a", "description": "d", "expect": 5}' > "$work/expect.json"
+expect 2 "$work/expect.json: /expect: 5 is not an object" -- env PYTHONPATH="$mpp" "$py" -m rcts_megatron "$work/expect.json" --rcts-dump "$work" --out "$work/o"
+expect 2 "$d/dump.json: not JSON" -- env PYTHONPATH="$mpp" "$py" -m rcts_megatron "$case_ok" --rcts-dump "$work/dump" --out "$work/o"
 exit $bad

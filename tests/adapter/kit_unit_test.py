@@ -12,7 +12,10 @@ sys.path.insert(0, os.path.join(HERE, "..", "..", "adapters", "kit"))
 
 import torch  # noqa: E402
 
+import numpy as np  # noqa: E402
+
 from rcts_adapter_kit import names  # noqa: E402
+from rcts_adapter_kit.dump import DumpError, Json, _read_tensor  # noqa: E402
 from rcts_adapter_kit.case import Case  # noqa: E402
 from rcts_adapter_kit.config import READ, inert_unless, only, refusal, subset_of  # noqa: E402
 from rcts_adapter_kit.errors import AdapterError  # noqa: E402
@@ -249,6 +252,66 @@ class Guard(unittest.TestCase):
         g.check()
         self.assertEqual(g.draws["extra"], 1)
         self.assertEqual(set(g.digest()), {"cpu", "extra"})
+
+
+
+class TensorFiles(unittest.TestCase):
+    """A dump's tensor files are read as rcts reads them: inside the dump, C order, exactly
+    header and data bytes (symlinks out, Fortran order and trailing bytes are refused)."""
+
+    def setUp(self):
+        self.dir = tempfile.mkdtemp()
+        self.addCleanup(lambda: __import__("shutil").rmtree(self.dir))
+        self.arr = np.arange(6, dtype="<f4").reshape(2, 3)
+
+    def entry(self, name, arr=None):
+        arr = self.arr if arr is None else arr
+        import hashlib
+        return Json(os.path.join(self.dir, "dump.json"),
+                    {"file": name, "dtype": "f32", "shape": [2, 3],
+                     "sha256": hashlib.sha256(np.ascontiguousarray(arr).tobytes()).hexdigest()}, "/parameters/0")
+
+    def refused(self, name, want):
+        with self.assertRaises(DumpError) as e:
+            _read_tensor(self.dir, self.entry(name))
+        self.assertIn("/parameters/0/file", str(e.exception))
+        self.assertIn(want, str(e.exception))
+
+    def test_a_good_file_reads(self):
+        np.save(os.path.join(self.dir, "t.npy"), self.arr)
+        self.assertEqual(_read_tensor(self.dir, self.entry("t.npy")).tolist(), self.arr.tolist())
+
+    def test_trailing_bytes(self):
+        np.save(os.path.join(self.dir, "t.npy"), self.arr)
+        with open(os.path.join(self.dir, "t.npy"), "ab") as f:
+            f.write(b"\0\0\0\0")
+        self.refused("t.npy", "holds 28 data bytes, shape [2, 3] of '<f4' needs 24 (bytes after the data)")
+
+    def test_fortran_order(self):
+        np.save(os.path.join(self.dir, "t.npy"), np.asfortranarray(self.arr))
+        self.refused("t.npy", "is in Fortran order; dumps are C order")
+
+    def test_a_symlink_out_of_the_dump(self):
+        outside = tempfile.mkdtemp()
+        self.addCleanup(lambda: __import__("shutil").rmtree(outside))
+        np.save(os.path.join(outside, "secret.npy"), self.arr)
+        os.symlink(os.path.join(outside, "secret.npy"), os.path.join(self.dir, "t.npy"))
+        self.refused("t.npy", f"is a symbolic link to '{outside}/secret.npy', outside the dump directory")
+
+    def test_a_fifo_is_not_missing(self):
+        os.mkfifo(os.path.join(self.dir, "t.npy"))
+        self.refused("t.npy", "is not a regular file")
+
+
+class FileNames(unittest.TestCase):
+    def test_the_examples_rcts_is_pinned_by(self):
+        """The safe file-name rule: the examples tests/harness/npy_test.cpp reads too."""
+        from rcts_adapter_kit.layout import safe_stem
+        with open(os.path.join(HERE, "..", "support", "file_names.json"), encoding="utf-8") as f:
+            examples = json.load(f)["examples"]
+        self.assertGreaterEqual(len(examples), 10)
+        for given, want in examples:
+            self.assertEqual(safe_stem(given), want, given)
 
 
 if __name__ == "__main__":

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# The complete minimal adapter docs/adapter-contract.md shows (section 7) works as printed
-# (issue 24): the listing is cut out of the page, stays under 150 lines, runs full
+# The complete minimal adapter docs/adapter-contract.md shows (section 7) works as printed:
+# the listing is cut out of the page, stays under 150 lines, runs full
 # recompute on full.threads.f32 and `rcts check` passes it, judging masks, rng and
 # bitwise; the same listing with preserve_rng_state=False (a recompute that redraws its
 # dropout) fails; a case it does not model is skipped with the reason.

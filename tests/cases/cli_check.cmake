@@ -1,4 +1,4 @@
-# rcts check over rcts's own dumps (issue 14): it judges exactly as rcts run does,
+# rcts check over rcts's own dumps: it judges exactly as rcts run does,
 # case by case and check by check; a mutant rcts run kills fails rcts check on the
 # mutant's dumps with the same checks; malformed or mismatched dumps are refused with
 # an error naming the file and the field.

@@ -1,4 +1,4 @@
-# What CI relies on (issue 15, item 5): scripts/conformance resolves --json/--junit
+# What CI relies on: scripts/conformance resolves --json/--junit
 # against the caller's directory, the JSON has a schema version, and two identical
 # runs write identical JSON outside its "timing" object (offload cases included: their
 # exposed waits are wall-clock figures). The JUnit suite and case names carry the

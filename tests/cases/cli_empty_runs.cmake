@@ -1,4 +1,4 @@
-# Runs that would check nothing fail and say why (issue 12, A5): an empty directory,
+# Runs that would check nothing fail and say why: an empty directory,
 # a --filter matching no case (run and mutants), an unknown mutant name.
 include(${CMAKE_CURRENT_LIST_DIR}/cli_expect.cmake)
 file(REMOVE_RECURSE ${OUT})

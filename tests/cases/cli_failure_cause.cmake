@@ -1,4 +1,4 @@
-# A failure points at its cause (issue 15, item 1): with recompute drawing its dropout
+# A failure points at its cause: with recompute drawing its dropout
 # masks from a state that was never restored (mutant no_rng_restore, the compiled-in
 # fault closest to "the attention mask drawn late in recompute"), a failing case leads
 # with the first divergence in execution order -- the recompute draw of layer 0's

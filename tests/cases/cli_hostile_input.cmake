@@ -1,4 +1,4 @@
-# Hostile input files (issue 12, A3): nesting 100k deep, numbers beyond a double,
+# Hostile input files: nesting 100k deep, numbers beyond a double,
 # duplicate keys, invalid UTF-8, a directory as a config. Each is an error (exit 2)
 # naming the file, the JSON path and the value, for run, explain, memory and block;
 # none crashes. The files are written here (100k-deep ones are too big to commit).

@@ -1,4 +1,4 @@
-# `rcts list`, `rcts explain` and `rcts block` with --json (issue 15, item 9): valid JSON
+# `rcts list`, `rcts explain` and `rcts block` with --json: valid JSON
 # (parsed here), with a schema, and the same facts as the text forms.
 file(REMOVE_RECURSE ${OUT})
 file(MAKE_DIRECTORY ${OUT})

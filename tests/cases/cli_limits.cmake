@@ -1,4 +1,4 @@
-# Resource limits (issue 12, A4): configs that would run for ever, exhaust memory or
+# Resource limits: configs that would run for ever, exhaust memory or
 # sleep for ever in the link model are refused before they start, naming the case;
 # the memory model reports int64 overflow instead of negative bytes; a bad_alloc is
 # an error of its case and the run goes on. A hang fails by the 60 s timeout.

@@ -1,4 +1,4 @@
-# Megatron-LM settings pasted into `rcts memory` (issue 15, item 4): an argument string,
+# Megatron-LM settings pasted into `rcts memory`: an argument string,
 # a file of arguments and the same run in YAML give the same config with Megatron-LM's
 # defaults (ffn 4h = 8192 for h = 2048, computed by hand); every problem is printed at
 # once and exits 2; a flat config JSON reports all its problems together too.

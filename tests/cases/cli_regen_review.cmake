@@ -1,4 +1,4 @@
-# regen-golden review (issue 15, item 6): one line per changed file with the changes
+# regen-golden review: one line per changed file with the changes
 # counted and grouped; --check writes nothing and exits 1 when a golden would change,
 # 0 when all are up to date. Works on a copy in ${OUT}, never on golden/.
 file(REMOVE_RECURSE ${OUT})

@@ -1,4 +1,4 @@
-# scripts/conformance end to end (issue 25) on a tiny case set (data/conformance_e2e): a
+# scripts/conformance end to end on a tiny case set (data/conformance_e2e): a
 # single-rank case that passes, a two-rank case that passes and one that fails. The
 # script must run world sizes 1 and 2 (the second under mpirun), print one merged summary
 # (a row per world size, a total, the failing case with its first divergence), write

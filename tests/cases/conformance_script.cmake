@@ -1,4 +1,4 @@
-# scripts/conformance shows its build and builds only what it runs (issue 15, item 7):
+# scripts/conformance shows its build and builds only what it runs:
 # with a stand-in cmake on PATH (it records its arguments and prints a progress line),
 # a stand-in dpkg-query (everything installed) and a stand-in rcts in RCTS_BUILD_DIR (it
 # lists one single-rank case, records its runs and echoes merge-reports), the script

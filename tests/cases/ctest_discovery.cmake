@@ -1,4 +1,4 @@
-# Cases are discovered when ctest runs (issue 15, item 2): a case file added to a case
+# Cases are discovered when ctest runs: a case file added to a case
 # set becomes a test at once, named after its id, with a TIMEOUT, and runs, with no
 # rebuild and no re-configure. The case set is a scratch copy pointed at with
 # RCTS_CTEST_CASES (the source tree's cases/ stays untouched). A case set that does not

@@ -1,4 +1,4 @@
-# CLI tests of what a user and CI see (issue 15): provenance, CI reports, machine-
+# CLI tests of what a user and CI see: provenance, CI reports, machine-
 # readable list/explain/block, regen-golden review, failures that point at the cause.
 # Included from tests/cases/CMakeLists.txt; label cli.
 add_test(NAME cli.ci_reports COMMAND ${CMAKE_COMMAND} -DRCTS=${RCTS_CLI} -DSRC=${PROJECT_SOURCE_DIR}

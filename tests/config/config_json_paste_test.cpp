@@ -1,4 +1,4 @@
-// Config JSON as people paste it (issue 15, item 4): flat keys (TransformerConfig-style,
+// Config JSON as people paste it: flat keys (TransformerConfig-style,
 // no sections) map to their section, every problem is reported in one error, and a
 // config without ffn_hidden_size gets Megatron-LM's default (4h; SwiGLU:
 // int(4h * 2/3 / 64) * 64), computed here by hand.

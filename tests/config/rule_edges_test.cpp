@@ -1,4 +1,4 @@
-// Every validation rule with a comparison, at both edges (issue 27): for each boundary
+// Every validation rule with a comparison, at both edges: for each boundary
 // the value just outside it on either side is rejected with the rule's code (or, on the
 // side the rule allows, accepted) and the value exactly at it is accepted, under
 // pipeline parallelism too where the bound depends on it. The table is generated per

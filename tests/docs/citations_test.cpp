@@ -81,4 +81,39 @@ TEST(DesignCitations, NoCitationOfADocumentOutsideTheRepository) {
   EXPECT_TRUE(bad.empty()) << "citations of documents the repository does not hold:" << list;
 }
 
+// A numbered issue is not something a reader of the repository can look up, so code and
+// scripts state the rule instead of citing the issue that asked for it.
+const std::regex kIssueCitation(R"(\b[Ii]ssues? #?\d)");
+
+TEST(DesignCitations, NoCodeCitesANumberedIssue) {
+  const auto code = [](const fs::path& p) {
+    const auto ext = p.extension().string();
+    return ext == ".cpp" || ext == ".hpp" || ext == ".inc" || ext == ".cu" || ext == ".cuh" || ext == ".py" ||
+           ext == ".sh" || ext == ".cmake" || p.filename() == "CMakeLists.txt" ||
+           (ext.empty() && p.parent_path().filename() == "scripts");
+  };
+  std::vector<std::string> bad;
+  int files = 0;
+  for (const char* dir : {"reference", "kernels", "backends", "oracle", "harness", "tests", "bench", "scripts", "adapters"})
+    for (const auto& f : tree_files(code, dir)) {
+      if (f.filename() == "citations_test.cpp") continue;
+      ++files;
+      std::ifstream in(f);
+      std::string line;
+      for (int n = 1; std::getline(in, line); ++n)
+        if (std::regex_search(line, kIssueCitation)) bad.push_back(f.string() + ":" + std::to_string(n) + ": " + line);
+    }
+  EXPECT_GT(files, 300);
+  std::string list;
+  for (const auto& b : bad) list += "\n  " + b;
+  EXPECT_TRUE(bad.empty()) << "code cites numbered issues; say what the rule is instead:" << list;
+}
+
+TEST(DesignCitations, TheIssuePatternCatchesItsTargets) {
+  for (const char* hit : {"// (issue 15, item 4)", "# Issue 28's rule", "issues 27 and 29", "see issue #12"})
+    EXPECT_TRUE(std::regex_search(std::string(hit), kIssueCitation)) << hit;
+  for (const char* miss : {"an issue of the framework", "\"issue\": \"https://x\"", "tissue 3"})
+    EXPECT_FALSE(std::regex_search(std::string(miss), kIssueCitation)) << miss;
+}
+
 }  // namespace

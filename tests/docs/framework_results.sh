@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # scripts/framework-results --reuse renders the reports it finds with rcts matrix and
-# replaces exactly the text between the page's framework-results markers (issue 24: the
+# replaces exactly the text between the page's framework-results markers (the
 # framework tables come from rcts matrix). Reports here are rcts's own (two cases at one
 # rank), standing in for an adapter's.   Usage: framework_results.sh ROOT RCTS WORKDIR
 set -euo pipefail

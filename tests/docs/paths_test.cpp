@@ -6,11 +6,14 @@
 // tree and are skipped.
 #include <gtest/gtest.h>
 
+#include <cctype>
 #include <filesystem>
 #include <fstream>
 #include <regex>
+#include <set>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "doc_files.hpp"
@@ -54,12 +57,17 @@ bool exists_in_tree(const std::string& path) {
 // The repository paths a document's text writes, as written.
 std::vector<std::string> paths_in(const std::string& text) {
   static const std::regex path(
-      R"((?:^|[\s`(\[|'"])((?:harness|reference|kernels|backends|tests|cases|golden|docs|scripts|adapters|bench|cmake|\.ci)/[A-Za-z0-9_.*{},/-]*[A-Za-z0-9_*}/]))");
+      R"((?:^|[\s`(\[|'"])((?:harness|reference|kernels|backends|oracle|tests|cases|golden|expectations|docs|scripts|adapters|bench|cmake|\.ci)/[A-Za-z0-9_.*{},/-]*[A-Za-z0-9_*}/]))");
   std::vector<std::string> out;
   for (std::sregex_iterator m(text.begin(), text.end(), path), e; m != e; ++m) {
     const std::string p = (*m)[1];
     const size_t end = static_cast<size_t>(m->position(1) + m->length(1));
-    if (end < text.size() && text[end] == '<') continue;  // golden/<backend>/...: a placeholder
+    // golden/<backend>/..., expectations/pytorch-2.15-<mode>.json: placeholders.
+    size_t after = end;
+    while (after < text.size() && (std::isalnum(static_cast<unsigned char>(text[after])) || text[after] == '_' ||
+                                   text[after] == '.' || text[after] == '-'))
+      ++after;
+    if (after < text.size() && text[after] == '<') continue;
     out.push_back(p);
   }
   return out;
@@ -72,6 +80,50 @@ std::vector<std::string> links_in(const std::string& text) {
   for (std::sregex_iterator m(text.begin(), text.end(), link), e; m != e; ++m) {
     const std::string t = (*m)[1];
     if (t.find("://") == std::string::npos && t.rfind("mailto:", 0) != 0) out.push_back(t);
+  }
+  return out;
+}
+
+// The comments of a source or script, one per line as "line: text", for the path scan:
+// what follows "//" (C++, CUDA) or "#" (CMake, shell, scripts) outside a string literal;
+// a Python file whole (its docstrings are its comments, and its strings name real paths).
+std::vector<std::pair<int, std::string>> comments_in(const fs::path& file, const std::string& text) {
+  const std::string ext = file.extension().string();
+  std::vector<std::pair<int, std::string>> out;
+  std::istringstream in(text);
+  std::string line;
+  const bool cpp = ext == ".cpp" || ext == ".hpp" || ext == ".inc" || ext == ".cu" || ext == ".cuh" || ext == ".h";
+  for (int n = 1; std::getline(in, line); ++n) {
+    if (ext == ".py") {
+      out.emplace_back(n, line);
+      continue;
+    }
+    const std::string mark = cpp ? "//" : "#";
+    bool quoted = false;
+    for (size_t i = 0; i + mark.size() <= line.size(); ++i) {
+      if (line[i] == '"' && (i == 0 || line[i - 1] != '\\')) quoted = !quoted;
+      if (!quoted && line.compare(i, mark.size(), mark) == 0) {
+        out.emplace_back(n, line.substr(i + mark.size()));
+        break;
+      }
+    }
+  }
+  return out;
+}
+
+// The project's own sources and scripts.
+std::vector<fs::path> code_files() {
+  const auto code = [](const fs::path& p) {
+    static const std::set<std::string> exts = {".cpp", ".hpp", ".inc", ".cu", ".cuh", ".h", ".py", ".sh", ".cmake", ".in"};
+    const std::string dir = p.parent_path().filename().string();
+    return exts.count(p.extension().string()) > 0 || p.filename() == "CMakeLists.txt" ||
+           (p.extension().empty() && (dir == "scripts" || dir == ".ci"));
+  };
+  std::vector<fs::path> out = {kRoot / "CMakeLists.txt"};
+  for (const char* dir : {"reference", "kernels", "backends", "oracle", "harness", "tests", "bench", "scripts", "adapters",
+                          "cmake", ".ci"}) {
+    const auto files = tree_files(code, dir);
+    out.insert(out.end(), files.begin(), files.end());
   }
   return out;
 }
@@ -100,6 +152,34 @@ TEST(DocPaths, EveryRepositoryPathInTheDocsExists) {
   }
   EXPECT_GT(checked, 100) << "the scan found almost no paths: is the pattern still right?";
   EXPECT_TRUE(missing.empty()) << "docs name paths the repository does not have:" << listed(missing);
+}
+
+TEST(DocPaths, EveryRepositoryPathInCodeCommentsExists) {
+  std::vector<std::string> missing;
+  int checked = 0;
+  for (const auto& f : code_files()) {
+    const std::string rel = fs::relative(f, kRoot).string();
+    for (const auto& [n, comment] : comments_in(f, read(f)))
+      for (const auto& p : paths_in(comment))
+        for (const auto& one : expand_braces(p)) {
+          ++checked;
+          if (!exists_in_tree(one)) missing.push_back(rel + ":" + std::to_string(n) + ": " + p);
+        }
+  }
+  EXPECT_GT(checked, 300) << "the scan found almost no paths in comments: is the pattern still right?";
+  EXPECT_TRUE(missing.empty()) << "code comments name paths the repository does not have:" << listed(missing);
+}
+
+TEST(DocPaths, CommentsAreFoundOutsideStrings) {
+  const auto c = comments_in("x.cpp", "int a;  // see harness/io/npy.hpp\nf(\"a//b\");\n");
+  ASSERT_EQ(c.size(), 1u);
+  EXPECT_EQ(c[0], (std::pair<int, std::string>{1, " see harness/io/npy.hpp"}));
+  const auto sh = comments_in("CMakeLists.txt", "file(WRITE x \"#!/bin/sh\") # tests/x.sh\n# whole\n");
+  ASSERT_EQ(sh.size(), 2u);
+  EXPECT_EQ(sh[0].second, " tests/x.sh");
+  EXPECT_EQ(sh[1], (std::pair<int, std::string>{2, " whole"}));
+  EXPECT_EQ(comments_in("a.py", "x = 1\n\"\"\"doc\"\"\"\n").size(), 2u);
+  EXPECT_EQ(paths_in(" against expectations/pytorch-2.15-<mode>.json"), std::vector<std::string>{});
 }
 
 // The scan must be able to fail, and must not flag what is no path of the tree.

@@ -1,5 +1,5 @@
-# The README's commands exist and answer --help (issue 25): every `rcts <subcommand>`
-# it shows (after "harness/rcts " or a backtick) and every scripts/<name> it names.
+# The README's commands exist and answer --help: every `rcts <subcommand>` it shows
+# (after the built binary's path or a backtick) and every scripts/<name> it names.
 # tests/docs/links_test.cpp checks its links.   -DSRC=<source tree> -DRCTS=<rcts binary>
 cmake_policy(SET CMP0057 NEW)  # IN_LIST
 file(READ ${SRC}/README.md readme)

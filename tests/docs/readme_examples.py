@@ -1,4 +1,4 @@
-"""The README's two example outputs are what rcts prints (issue 25): each ```text block
+"""The README's two example outputs are what rcts prints: each ```text block
 under "What the output says" names its command in the sentence before it; the test runs
 that command (RCTS_NO_BUILD=1 scripts/conformance ...) and requires every line of the
 block, without its `<- annotation`, to appear in the output in the same order. Allowed

@@ -1,4 +1,4 @@
-// First divergence in execution order (issue 15, item 1) on hand-built run records:
+// First divergence in execution order on hand-built run records:
 // a recompute draw one block late in step 1 is placed at step 1, named with its stream,
 // seed and offsets; an earlier forward difference wins; a failing case's reason leads
 // with the earliest divergence and lists every failing check in execution order.

@@ -255,7 +255,7 @@ TEST(ReferenceCompare, ReportsMaxAbsAndRelativeErrorPerTensor) {
 namespace rcts::harness {
 namespace {
 
-// Issue 28: what a writer declares it could not observe is named in the dump, never
+// What a writer declares it could not observe is named in the dump, never
 // compared, and the check says so.
 TEST(NotRecorded, DeclaredSideEffectsAreReadBackAndNotCompared) {
   ScratchDir dir;

@@ -316,6 +316,31 @@ TEST(ExpectationCompare, MultiRankRunsUseTheEntriesOfTheirWorldSize) {
   EXPECT_EQ(cmp.results[0].verdict, Verdict::regression);
 }
 
+TEST(ExpectationCompare, AnExpectedSkipForAnotherReasonIsARegression) {
+  json e = skip_entry("moe.*");
+  e["skip_reason"] = "*MoE experts are not mapped*";
+  const auto f = parse(json::array({e}));
+  const std::vector<CaseInfo> cases = {{"moe.ep1", {1}}};
+  const auto same = result("moe.ep1", Outcome::skip, {}, "skipped by the implementation: MoE experts are not mapped");
+  auto cmp = compare_expectations(f, cases, {same}, {true}, 1, false);
+  EXPECT_EQ(cmp.results[0].verdict, Verdict::expected_skip);
+  EXPECT_TRUE(cmp.ok());
+  // The adapter crashed in its own seeding: a skip, but not the one the entry expects.
+  const auto crash = result("moe.ep1", Outcome::skip, {}, "skipped by the implementation: raised TypeError: seed");
+  cmp = compare_expectations(f, cases, {crash}, {true}, 1, false);
+  EXPECT_EQ(cmp.results[0].verdict, Verdict::regression);
+  EXPECT_EQ(cmp.results[0].note, "expected to be skipped (entry 0 ('moe.*')) for a reason matching "
+                                 "'*MoE experts are not mapped*', skipped for another: skipped by the "
+                                 "implementation: raised TypeError: seed");
+  EXPECT_FALSE(cmp.ok());
+  // Only a skip entry names a skip reason; the text round-trips.
+  json bad = fail_entry("moe.*", {"memory"});
+  bad["skip_reason"] = "*x*";
+  EXPECT_NE(entry_error(bad).find("/entries/0/skip_reason"), std::string::npos);
+  EXPECT_EQ(parse_expectation_file(json::parse(expectation_file_text(f)), "again.json").entries[0].skip_reason,
+            "*MoE experts are not mapped*");
+}
+
 TEST(ExpectationCompare, UnknownCaseIdsAreStaleEntries) {
   const auto f = parse(json::array({skip_entry("selective.no_such_case"), skip_entry("selective.a")}));
   const std::vector<CaseInfo> cases = {{"selective.a", {1}}};
@@ -338,16 +363,27 @@ TEST_F(Verdicts, UpdateProposesAReviewableFile) {
   ASSERT_EQ(up.removed.size(), 2u);
   EXPECT_EQ(up.removed[0], "entry 2 ('fixed'): fixed passes (why)");
   EXPECT_EQ(up.removed[1], "entry 7 ('nowhere.*'): matches no case (cannot express it)");
-  // Changed: entries that cover exactly the case that differs.
-  EXPECT_EQ(up.changed.size(), 3u);  // fail.other, skipped.fail, ran.fail
+  // Changed: entries that cover exactly the case that differs, and the expected
+  // failure whose entry pinned no signature yet.
+  EXPECT_EQ(up.changed, (std::vector<std::string>{
+                            "fail.same: pinned the signature of its expected failure (the reason stands)",
+                            "fail.other: expected to fail [memory] (entry 1 ('fail.other')), failed [bitwise, memory]; "
+                            "check the reason",
+                            "skipped.fail: expected to fail [masks] (entry 4 ('skipped.fail')), skipped: adapter skipped; "
+                            "check the reason",
+                            "ran.fail: expected to be skipped (entry 5 ('ran.fail')), ran and failed [rng]; check the reason"}));
   EXPECT_EQ(up.by_hand.size(), 1u);  // errored: an error is no expectation
   EXPECT_NE(up.by_hand[0].find("an error is no expectation"), std::string::npos);
   const std::string text = expectation_file_text(up.proposed);
   EXPECT_NE(text.find("\"case\": \"new.fail\",\n      \"outcome\": \"fail\",\n      \"checks\": [\"masks\"],\n"
-                      "      \"reason\": \"TODO(review): first divergence: masks\""),
+                      "      \"signature\": [\n        {\"check\": \"masks\", \"run\": \"\", \"differs\": \"masks detail\"}\n"
+                      "      ],\n      \"reason\": \"TODO(review): first divergence: masks\""),
             std::string::npos)
       << text;
-  EXPECT_NE(text.find("\"checks\": [\"bitwise\", \"memory\"],\n      \"reason\": \"TODO(review): was: why\""),
+  EXPECT_NE(text.find("\"checks\": [\"bitwise\", \"memory\"],\n      \"signature\": [\n"
+                      "        {\"check\": \"bitwise\", \"run\": \"\", \"differs\": \"bitwise detail\"},\n"
+                      "        {\"check\": \"memory\", \"run\": \"\", \"differs\": \"memory detail\"}\n"
+                      "      ],\n      \"reason\": \"TODO(review): was: why\""),
             std::string::npos)
       << text;
   EXPECT_EQ(text.find("\"fixed\""), std::string::npos);
@@ -380,11 +416,6 @@ TEST(ExpectationUpdate, UnifiedDiff) {
             "--- old\n+++ new\n@@ -2,7 +2,7 @@\n 2\n 3\n 4\n-5\n+five\n 6\n 7\n 8\n");
   EXPECT_EQ(unified_diff("a\n", "a\nb\n", "old", "new"), "--- old\n+++ new\n@@ -1,1 +1,2 @@\n a\n+b\n");
   EXPECT_EQ(unified_diff("", "b\n", "old", "new"), "--- old\n+++ new\n@@ -0,0 +1,1 @@\n+b\n");
-}
-
-TEST(ExpectCli, CaseDirectoryNamesFollowTheAdapters) {
-  EXPECT_EQ(case_dir_name("selective.core_attn.bf16"), "selective.core_attn.bf16");
-  EXPECT_EQ(case_dir_name("a b/c"), "a_b_c");
 }
 
 }  // namespace

@@ -1,4 +1,4 @@
-// Dumps written by other programs are untrusted (issues 27 and 29): tensor files that
+// Dumps written by other programs are untrusted: tensor files that
 // leave the dump, npy headers that lie about their shape or size, overflowing shapes
 // and headers numpy itself would refuse are each refused naming the file and the
 // field, before a tensor byte is allocated or read.

@@ -1,4 +1,4 @@
-// Megatron-LM arguments are untrusted input (issues 27 and 29): huge argument texts and
+// Megatron-LM arguments are untrusted input: huge argument texts and
 // names, YAML anchors and aliases, deep nesting, several documents and numbers beyond any
 // integer are refused with a message naming the source, in bounded time and memory.
 #include <gtest/gtest.h>

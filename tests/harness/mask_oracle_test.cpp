@@ -1,9 +1,9 @@
-// The harness's mask oracle (harness/checks/mask_oracle.hpp) against known answers that
+// The suite's own Philox and mask rule (oracle/philox_masks.hpp) against known answers that
 // come from outside rcts: Random123's Philox4x32-10 vectors, the FNV-1a reference
 // vectors, and block / threshold / mask values printed by tests/harness/mask_kat.py
 // (pure-Python Philox and exact fractions, checked against the Random123 vectors
 // before printing; run it by hand to regenerate).
-#include "harness/checks/mask_oracle.hpp"
+#include "oracle/philox_masks.hpp"
 
 #include <gtest/gtest.h>
 
@@ -13,7 +13,7 @@
 
 #include "reference/core/error.hpp"
 
-namespace rcts::harness::mask_oracle {
+namespace rcts::oracle::philox_masks {
 namespace {
 
 std::string hex(const Words& w) {
@@ -95,4 +95,4 @@ TEST(MaskOracle, Fnv1aReferenceVectors) {
 }
 
 }  // namespace
-}  // namespace rcts::harness::mask_oracle
+}  // namespace rcts::oracle::philox_masks

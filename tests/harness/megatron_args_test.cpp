@@ -1,4 +1,4 @@
-// Megatron-LM settings pasted into rcts (issue 15, item 4): the mapping of arguments to
+// Megatron-LM settings pasted into rcts: the mapping of arguments to
 // config fields, Megatron-LM's defaults (expected values computed by hand from
 // megatron/training/arguments.py's rules, docs/megatron.md), every problem reported at
 // once, YAML and argument text giving the same config.

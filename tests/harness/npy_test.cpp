@@ -8,6 +8,8 @@
 #include <fstream>
 #include <iterator>
 
+#include <nlohmann/json.hpp>
+
 #include "harness/io/digest.hpp"
 #include "tests/harness/test_tensors.hpp"
 
@@ -72,11 +74,14 @@ TEST(Npy, ReadRejectsNonNpy) {
   EXPECT_THROW(read_npy(dir.path() / "missing.npy"), Error);
 }
 
-TEST(SafeFileStem, ReplacesUnsafeCharacters) {
-  EXPECT_EQ(safe_file_stem("a/b c:d"), "a_b_c_d");
-  EXPECT_EQ(safe_file_stem("../x"), "___x");
-  EXPECT_EQ(safe_file_stem(""), "unnamed");
-  EXPECT_EQ(safe_file_stem("ok.name-1_2"), "ok.name-1_2");
+// The examples the kit's tests read too (tests/adapter/kit_unit_test.py): one rule for
+// dump directories, .npy files and rcts expect's skip markers.
+TEST(SafeFileStem, TheSharedExamples) {
+  const auto j = nlohmann::json::parse(std::ifstream(std::filesystem::path(RCTS_SOURCE_DIR) / "tests/support/file_names.json"));
+  ASSERT_GE(j.at("examples").size(), 10u);
+  for (const auto& e : j.at("examples")) {
+    EXPECT_EQ(safe_file_stem(e.at(0).get<std::string>()), e.at(1).get<std::string>()) << e.at(0);
+  }
 }
 
 // Optional cross-check with numpy itself.

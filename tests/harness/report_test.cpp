@@ -20,7 +20,7 @@ std::vector<CaseResult> cases() {
       {"full.tp2", "cases/full.json", Outcome::fail, "", 1.5,
        {{"bitwise", Outcome::pass, ""}, {"rng", Outcome::fail, "dropout mask <differs> at [0, 3]\nsecond line"}}, ""},
       {"offload.cuda", "cases/offload.json", Outcome::skip, "needs backend \"cuda\" & 2 GPUs", 0.0, {}, "cuda"},
-      {"uniform.tail", "cases/uniform.json", Outcome::xfail, "issue #12", 0.3, {}, ""},
+      {"uniform.tail", "cases/uniform.json", Outcome::xfail, "a known upstream bug", 0.3, {}, ""},
       {"config.bad", "cases/bad.json", Outcome::error, "threw: key 'x' unknown", 0.01, {}, ""},
   };
 }

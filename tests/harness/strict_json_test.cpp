@@ -95,7 +95,7 @@ TEST(StrictJson, SyntaxErrorsNameThePathAndPosition) {
   EXPECT_EQ(msg.rfind("in.json: /a/2 = 'tru]}': invalid JSON (line 2, column ", 0), 0u) << msg;
   EXPECT_NE(msg.find("invalid literal"), std::string::npos) << msg;
   EXPECT_EQ(error_of("").rfind("in.json: / = (end of text): invalid JSON (line 1, column 1)", 0), 0u);
-  // The literal JSON does not have, shown whole (issue 29, F18).
+  // The literal JSON does not have, shown whole.
   EXPECT_EQ(error_of(R"({"p": NaN})").rfind("in.json: /p = 'NaN}': invalid JSON (line 1, column ", 0), 0u);
   EXPECT_NE(error_of("{} {}").find("expected end of input"), std::string::npos);
 }

@@ -1,11 +1,14 @@
-// The harness's walls (docs/design.md §1): every folder under harness/ is one CMake
-// library (harness/CMakeLists.txt, rcts_harness_area) on a layer; a library links only
-// libraries of lower layers, and a file includes only its own folder or folders its
-// library reaches through those links. So a file that includes a folder above it, or
-// a library that links one it should not, fails here, naming the file and line or the
-// link. The scan reads the tree it was built from.
+// The walls between libraries (docs/design.md §1), across kernels/, reference/,
+// backends/, oracle/ and harness/: every source file belongs to one CMake library (the
+// table below), every library sits on a layer, a library links only libraries on lower
+// layers, and a file includes only its own library's files or those of a library its
+// links reach. So an include running up a layer, a file using a library its own does
+// not link, or a link upwards or sideways fails here, naming the file and line or the
+// link. The drawing of design §1 is checked against the same table, line for line. The
+// scan reads the tree it was built from.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -24,20 +27,58 @@ namespace {
 namespace fs = std::filesystem;
 const fs::path kRoot = RCTS_SOURCE_DIR;
 
-// The layers, lowest first: the drawing of design §1. A folder may link and include
-// only folders of a lower layer.
-const std::map<std::string, int> kLayer = {
-    {"io", 0},     {"results", 0},  // bytes in and out; the result model
-    {"cases", 1},  {"megatron", 1},  // case files and the expect schema; Megatron-LM settings
-    {"golden", 2},                  // golden files
-    {"checks", 3},                  // the check registry and every check
-    {"ranks", 4},                   // agreement between ranks, result merge
-    {"dumps", 5},  {"reports", 5},  // dump format 1; text, JSON, JUnit, HTML, traces
-    {"run", 6},                     // the runner
-    {"expectations", 6},            // expectation files: outcomes vs what a framework is known to fail
-    {"matrix", 6},                  // rcts matrix: several reports as one page
-    {"cli", 7},                     // one file per subcommand
+// One row per path prefix: the files whose path starts with `prefix` (the longest
+// matching prefix wins) belong to `library`. Layers count from the bottom; a library's
+// rows all carry its layer. Design §1 draws these prefixes, one line per layer, top
+// first.
+struct Row {
+  std::string prefix, library;
+  int layer;
 };
+const std::vector<Row> kTable = {
+    {"harness/cli", "rcts_harness_cli", 16},
+    {"harness/main.cpp", "rcts", 17},
+    {"harness/run", "rcts_harness_run", 15},
+    {"harness/expectations", "rcts_harness_expectations", 15},
+    {"harness/matrix", "rcts_harness_matrix", 15},
+    {"harness/reports", "rcts_harness_reports", 14},
+    {"harness/dumps", "rcts_harness_dumps", 14},
+    {"harness/ranks", "rcts_harness_ranks", 13},
+    {"harness/checks", "rcts_harness_checks", 12},
+    {"harness/golden", "rcts_harness_golden", 11},
+    {"harness/cases", "rcts_harness_cases", 10},
+    {"harness/megatron", "rcts_harness_megatron", 10},
+    {"harness/io", "rcts_harness_io", 9},
+    {"harness/results", "rcts_harness_results", 9},
+    {"oracle", "rcts_oracle", 8},
+    {"reference/driver", "rcts_driver", 7},
+    {"reference/modules", "rcts_modules", 6},
+    {"backends/registry*", "rcts_backends", 6},
+    {"reference/runtime", "rcts_runtime", 5},
+    {"backends/cuda", "rcts_backend_cuda", 5},
+    {"reference/offload", "rcts_offload", 4},
+    {"backends/cpu", "rcts_backend_cpu", 4},
+    {"reference/backend", "rcts_backend", 3},
+    {"reference/recompute", "rcts_recompute", 3},
+    {"reference/memory_model", "rcts_memory_model", 3},
+    {"reference/rng", "rcts_rng", 2},
+    {"reference/parallel", "rcts_parallel", 2},
+    {"reference/config", "rcts_config", 2},
+    {"kernels/cpu", "rcts_kernels_cpu", 2},
+    {"backends/cuda/kernels.cu", "rcts_cuda_kernels", 2},
+    {"backends/cuda/launch*", "rcts_cuda_kernels", 2},  // the launch plumbing kernels.cu includes
+    {"oracle/philox_masks*", "rcts_oracle_masks", 2},
+    {"reference/core", "rcts_core", 1},
+    {"kernels/exact", "rcts_kernels_exact", 1},
+    {"kernels/cpu/gemm*", "rcts_gemm_cpu", 1},
+    {"kernels/cpu/cpu_features.hpp", "rcts_gemm_cpu", 1},  // the CPU check the GEMM paths start from
+    {"kernels/common", "rcts_kernels_common", 0},
+    {"kernels/cuda", "rcts_kernels_common", 0},  // kernels/common compiled for the device (tests/cuda)
+};
+// Libraries that only gather others (an include through them reaches what they link)
+// or wrap a library from outside.
+const std::set<std::string> kGathering = {"rcts_reference", "rcts_harness", "rcts_cublaslt"};
+const std::vector<std::string> kTrees = {"kernels", "reference", "backends", "oracle", "harness"};
 
 std::string read(const fs::path& p) {
   std::ifstream in(p);
@@ -46,145 +87,280 @@ std::string read(const fs::path& p) {
   return s.str();
 }
 
-// Folder -> the harness folders its library links (PUBLIC or PRIVATE), from the text of
-// harness/CMakeLists.txt.
-std::map<std::string, std::set<std::string>> cmake_links(const std::string& cmake) {
-  std::map<std::string, std::set<std::string>> links;
-  const std::regex area(R"(rcts_harness_area\(\s*(\w+)([^)]*)\))");
-  const std::regex extra(R"(target_link_libraries\(\s*rcts_harness_(\w+)\s+(?:PUBLIC|PRIVATE|INTERFACE)([^)]*)\))");
-  const std::regex dep(R"(rcts_harness_(\w+))");
-  auto add = [&](const std::string& folder, const std::string& deps, bool create) {
-    if (create) links[folder];
-    for (std::sregex_iterator d(deps.begin(), deps.end(), dep), e; d != e; ++d) links[folder].insert((*d)[1]);
-  };
-  for (std::sregex_iterator m(cmake.begin(), cmake.end(), area), e; m != e; ++m) add((*m)[1], (*m)[2], true);
-  for (std::sregex_iterator m(cmake.begin(), cmake.end(), extra), e; m != e; ++m)
-    if (links.count((*m)[1])) add((*m)[1], (*m)[2], false);
-  return links;
-}
-
-// Every harness folder reachable from `folder` through its links, itself included.
-std::set<std::string> reach(const std::map<std::string, std::set<std::string>>& links, const std::string& folder) {
-  std::set<std::string> seen;
-  std::vector<std::string> todo = {folder};
-  while (!todo.empty()) {
-    const std::string f = todo.back();
-    todo.pop_back();
-    if (!seen.insert(f).second) continue;
-    if (auto it = links.find(f); it != links.end()) todo.insert(todo.end(), it->second.begin(), it->second.end());
-  }
-  return seen;
-}
-
-int layer_of(const std::string& folder) {
-  auto it = kLayer.find(folder);
-  return it == kLayer.end() ? -1 : it->second;
-}
-
-// Links that break the layering: to an unknown folder, to the same or a higher layer.
-std::vector<std::string> link_violations(const std::map<std::string, std::set<std::string>>& links) {
-  std::vector<std::string> out;
-  for (const auto& [folder, deps] : links) {
-    if (layer_of(folder) < 0) out.push_back("rcts_harness_" + folder + ": a library on no layer of this test");
-    for (const auto& d : deps)
-      if (layer_of(d) < 0 || layer_of(d) >= layer_of(folder))
-        out.push_back("rcts_harness_" + folder + " links rcts_harness_" + d + " (layer " + std::to_string(layer_of(d)) +
-                      ", not below " + std::to_string(layer_of(folder)) + ")");
-  }
-  return out;
-}
-
-// Includes of harness folders in one file's text that `folder`'s library does not reach
-// or that sit on its layer or above; "file:line: text" each.
-std::vector<std::string> include_violations(const std::string& file, const std::string& folder, const std::string& text,
-                                            const std::map<std::string, std::set<std::string>>& links) {
-  std::vector<std::string> out;
-  const std::regex inc(R"(^\s*#\s*include\s*["<]harness/(\w+)/)");
-  const std::set<std::string> reached = reach(links, folder);
-  std::istringstream in(text);
-  std::string line;
-  for (int n = 1; std::getline(in, line); ++n) {
-    std::smatch m;
-    if (!std::regex_search(line, m, inc)) continue;
-    const std::string to = m[1];
-    if (to == folder) continue;
-    if (!reached.count(to) || layer_of(to) < 0 || layer_of(to) >= layer_of(folder))
-      out.push_back(file + ":" + std::to_string(n) + ": " + line);
-  }
-  return out;
-}
-
 std::string listed(const std::vector<std::string>& v) {
   std::string s;
   for (const auto& x : v) s += "\n  " + x;
   return s;
 }
 
-TEST(Layering, EveryHarnessFolderIsALibraryOnALayer) {
-  const auto links = cmake_links(read(kRoot / "harness" / "CMakeLists.txt"));
-  for (const auto& e : fs::directory_iterator(kRoot / "harness")) {
-    if (!e.is_directory()) continue;
-    const std::string f = e.path().filename().string();
-    EXPECT_TRUE(links.count(f)) << "harness/" << f << " has no rcts_harness_area in harness/CMakeLists.txt";
-    EXPECT_GE(layer_of(f), 0) << "harness/" << f << " is on no layer (tests/layering, design §1)";
+// A prefix ending in '*' owns the files whose paths start with the rest; any other
+// prefix is a folder owning what lies below it, or one file.
+bool owns(const std::string& prefix, const std::string& path) {
+  if (!prefix.empty() && prefix.back() == '*') return path.compare(0, prefix.size() - 1, prefix, 0, prefix.size() - 1) == 0;
+  if (path.compare(0, prefix.size(), prefix) != 0) return false;
+  return path.size() == prefix.size() || path[prefix.size()] == '/';
+}
+
+const Row* row_of(const std::string& path, const std::vector<Row>& table) {
+  const Row* best = nullptr;
+  for (const auto& r : table)
+    if (owns(r.prefix, path) && (!best || r.prefix.size() > best->prefix.size())) best = &r;
+  return best;
+}
+
+int layer_of(const std::string& library, const std::vector<Row>& table) {
+  for (const auto& r : table)
+    if (r.library == library) return r.layer;
+  return -1;
+}
+
+using Links = std::map<std::string, std::set<std::string>>;
+
+// Library -> the first-party libraries it links (PUBLIC, PRIVATE or INTERFACE), from
+// CMake text: add_library, the areas' helper functions and target_link_libraries.
+// (A name built from a variable, rcts_${name}, is the helper's own body: skipped.)
+Links cmake_links(const std::string& text) {
+  const std::string cmake = std::regex_replace(text, std::regex("#[^\n]*"), "");
+  Links links;
+  const std::regex defined(R"(\badd_library\(\s*(rcts_\w+)\b(?!\$))");
+  const std::regex area(R"(\brcts_(harness_)?area\(\s*(\w+)([^)]*)\))");
+  const std::regex link(R"(\btarget_link_libraries\(\s*(rcts_\w+)\b(?!\$)([^)]*)\))");
+  const std::regex dep(R"(\brcts_\w+)");
+  auto add = [&](const std::string& lib, const std::string& deps) {
+    for (std::sregex_iterator d(deps.begin(), deps.end(), dep), e; d != e; ++d) links[lib].insert((*d)[0]);
+  };
+  for (std::sregex_iterator m(cmake.begin(), cmake.end(), defined), e; m != e; ++m) links[(*m)[1]];
+  for (std::sregex_iterator m(cmake.begin(), cmake.end(), area), e; m != e; ++m)
+    add("rcts_" + std::string((*m)[1]) + std::string((*m)[2]), (*m)[3]);
+  for (std::sregex_iterator m(cmake.begin(), cmake.end(), link), e; m != e; ++m) add((*m)[1], (*m)[2]);
+  return links;
+}
+
+std::string tree_cmake() {
+  std::string all;
+  for (const auto& t : kTrees) all += read(kRoot / t / "CMakeLists.txt") + "\n";
+  return all;
+}
+
+// Every library reachable from `lib` through its links, itself included.
+std::set<std::string> reach(const Links& links, const std::string& lib) {
+  std::set<std::string> seen;
+  std::vector<std::string> todo = {lib};
+  while (!todo.empty()) {
+    const std::string l = todo.back();
+    todo.pop_back();
+    if (!seen.insert(l).second) continue;
+    if (auto it = links.find(l); it != links.end()) todo.insert(todo.end(), it->second.begin(), it->second.end());
   }
-  for (const auto& [f, deps] : links) EXPECT_TRUE(fs::is_directory(kRoot / "harness" / f)) << "no folder harness/" << f;
+  return seen;
+}
+
+// Links that break the layering: from or to a library on no layer, to the same or a
+// higher layer (a gathering library counts as the libraries it links).
+std::vector<std::string> link_violations(const Links& links, const std::vector<Row>& table) {
+  std::vector<std::string> out;
+  for (const auto& [lib, deps] : links) {
+    if (kGathering.count(lib)) continue;
+    const int own = layer_of(lib, table);
+    if (own < 0) {
+      out.push_back(lib + ": a library on no layer of this test's table");
+      continue;
+    }
+    std::set<std::string> direct;
+    for (const auto& d : deps) {
+      if (!kGathering.count(d)) {
+        direct.insert(d);
+        continue;
+      }
+      for (const auto& r : reach(links, d))
+        if (!kGathering.count(r)) direct.insert(r);
+    }
+    for (const auto& d : direct)
+      if (layer_of(d, table) < 0 || layer_of(d, table) >= own)
+        out.push_back(lib + " links " + d + " (layer " + std::to_string(layer_of(d, table)) + ", not below " +
+                      std::to_string(own) + ")");
+  }
+  return out;
+}
+
+// First-party includes in one file's text that its library neither owns nor reaches
+// through its links; "file:line: text (why)" each.
+std::vector<std::string> include_violations(const std::string& file, const std::string& text, const Links& links,
+                                            const std::vector<Row>& table) {
+  std::vector<std::string> out;
+  const Row* own = row_of(file, table);
+  if (!own) return {file + ": belongs to no library of this test's table"};
+  const std::regex inc(R"(^\s*#\s*include\s*["<]((kernels|reference|backends|oracle|harness)/[^">]+)[">])");
+  const std::set<std::string> reached = reach(links, own->library);
+  std::istringstream in(text);
+  std::string line;
+  for (int n = 1; std::getline(in, line); ++n) {
+    std::smatch m;
+    if (!std::regex_search(line, m, inc)) continue;
+    const Row* to = row_of(m[1], table);
+    const std::string where = file + ":" + std::to_string(n) + ": " + line;
+    if (!to) {
+      out.push_back(where + " (a path no library owns)");
+    } else if (to->library == own->library) {
+      continue;
+    } else if (to->layer >= own->layer) {
+      out.push_back(where + " (" + to->library + " is on layer " + std::to_string(to->layer) + ", not below " +
+                    own->library + "'s " + std::to_string(own->layer) + ")");
+    } else if (!reached.count(to->library)) {
+      out.push_back(where + " (" + own->library + " does not link " + to->library + ")");
+    }
+  }
+  return out;
+}
+
+bool is_source(const fs::path& p) {
+  static const std::set<std::string> exts = {".cpp", ".hpp", ".h", ".inc", ".cu", ".cuh"};
+  return exts.count(p.extension().string()) > 0;
+}
+
+TEST(Layering, EveryLibraryIsOnALayerAndEveryRowNamesALibrary) {
+  const Links links = cmake_links(tree_cmake());
+  for (const auto& [lib, deps] : links)
+    EXPECT_TRUE(kGathering.count(lib) || layer_of(lib, kTable) >= 0) << lib << " is on no layer (tests/layering)";
+  for (const auto& r : kTable) {
+    EXPECT_TRUE(links.count(r.library) || r.library == "rcts") << r.prefix << ": no library " << r.library;
+    const std::string p = r.prefix.back() == '*' ? r.prefix.substr(0, r.prefix.size() - 1) : r.prefix;
+    bool found = fs::exists(kRoot / p);
+    if (!found && p != r.prefix)
+      for (const auto& e : fs::directory_iterator(kRoot / fs::path(p).parent_path()))
+        found = found || e.path().filename().string().rfind(fs::path(p).filename().string(), 0) == 0;
+    EXPECT_TRUE(found) << "no path " << r.prefix;
+  }
+  for (const auto& a : kTable)
+    for (const auto& b : kTable)
+      if (a.library == b.library) EXPECT_EQ(a.layer, b.layer) << a.library << " on two layers";
 }
 
 TEST(Layering, LibrariesLinkOnlyLowerLayers) {
-  const auto bad = link_violations(cmake_links(read(kRoot / "harness" / "CMakeLists.txt")));
-  EXPECT_TRUE(bad.empty()) << "harness libraries link upwards or sideways:" << listed(bad);
+  const auto bad = link_violations(cmake_links(tree_cmake()), kTable);
+  EXPECT_TRUE(bad.empty()) << "libraries link upwards, sideways or off the table:" << listed(bad);
 }
 
 TEST(Layering, FilesIncludeOnlyWhatTheirLibraryLinks) {
-  const auto links = cmake_links(read(kRoot / "harness" / "CMakeLists.txt"));
+  Links links = cmake_links(tree_cmake());
+  links["rcts"] = {"rcts_harness_cli"};  // harness/CMakeLists.txt: add_executable(rcts main.cpp)
   std::vector<std::string> bad;
-  int files = 0;
-  for (const auto& e : fs::recursive_directory_iterator(kRoot / "harness")) {
-    const auto ext = e.path().extension();
-    if (!e.is_regular_file() || (ext != ".cpp" && ext != ".hpp")) continue;
-    const fs::path rel = fs::relative(e.path(), kRoot / "harness");
-    if (rel.begin() == rel.end() || std::next(rel.begin()) == rel.end()) continue;  // harness/main.cpp: the top
-    ++files;
-    const auto more = include_violations("harness/" + rel.string(), rel.begin()->string(), read(e.path()), links);
-    bad.insert(bad.end(), more.begin(), more.end());
-  }
-  EXPECT_GT(files, 50);
-  EXPECT_TRUE(bad.empty()) << "harness files include a folder above them or one their library does not link:"
-                           << listed(bad);
+  std::map<std::string, int> files;
+  for (const auto& tree : kTrees)
+    for (const auto& e : fs::recursive_directory_iterator(kRoot / tree)) {
+      if (!e.is_regular_file() || !is_source(e.path())) continue;
+      ++files[tree];
+      const std::string rel = fs::relative(e.path(), kRoot).generic_string();
+      const auto more = include_violations(rel, read(e.path()), links, kTable);
+      bad.insert(bad.end(), more.begin(), more.end());
+    }
+  for (const auto& tree : kTrees) EXPECT_GT(files[tree], 3) << tree << ": the scan found almost no files";
+  EXPECT_TRUE(bad.empty()) << "files include a library above them or one their library does not link:" << listed(bad);
 }
 
-// The checks must be able to fail: an include upwards, an include of a folder the
-// library does not link, and links upwards or sideways are caught.
-TEST(Layering, ViolationsAreCaught) {
-  const auto links = cmake_links(
-      "rcts_harness_area(io rcts_reference)\n"
-      "rcts_harness_area(cases rcts_harness_io)\n"
-      "rcts_harness_area(golden rcts_harness_cases)\n"
-      "rcts_harness_area(checks rcts_harness_golden rcts_backends)\n"
-      "target_link_libraries(rcts_harness_checks PRIVATE rcts_harness_run)\n"
-      "rcts_harness_area(megatron rcts_harness_cases)\n"
-      "rcts_harness_area(run rcts_harness_checks)\n");
-  EXPECT_EQ(links.at("checks"), (std::set<std::string>{"golden", "run"}));
-  const auto bad_links = link_violations(links);
-  ASSERT_EQ(bad_links.size(), 2u) << listed(bad_links);
-  EXPECT_NE(bad_links[0].find("rcts_harness_checks links rcts_harness_run"), std::string::npos) << bad_links[0];
-  EXPECT_NE(bad_links[1].find("rcts_harness_megatron links rcts_harness_cases"), std::string::npos) << bad_links[1];
+// The drawing of design §1: lines "a, b ── what they hold" name one layer's prefixes,
+// top layer first, each layer drawn once. Returns the layers as drawn.
+std::vector<std::set<std::string>> drawn_layers(const std::string& design) {
+  const auto start = design.find("## §1 ");
+  const auto open = design.find("```\n", start);
+  const auto close = design.find("```\n", open + 4);
+  std::vector<std::set<std::string>> out;
+  std::istringstream in(design.substr(open + 4, close - open - 4));
+  std::string line;
+  const std::regex drawn(R"(^([a-z_/.*]+(?:, [a-z_/.*]+)*) ──)");
+  const std::regex item(R"([a-z_/.*]+)");
+  while (std::getline(in, line)) {
+    std::smatch m;
+    if (!std::regex_search(line, m, drawn)) continue;
+    const std::string names = m[1];
+    std::set<std::string> layer;
+    for (std::sregex_iterator i(names.begin(), names.end(), item), e; i != e; ++i) layer.insert((*i)[0]);
+    out.push_back(layer);
+  }
+  return out;
+}
 
-  const std::string text =
-      "#include \"harness/golden/golden.hpp\"\n"      // reached, below: fine
-      "#include \"harness/io/strict_json.hpp\"\n"     // reached through golden -> cases -> io: fine
-      "#include \"harness/cases/case.hpp\"\n"         // fine
-      "  #  include <harness/run/runner.hpp>\n"      // above
-      "#include \"harness/megatron/megatron.hpp\"\n"  // below but not linked
-      "#include \"reference/core/error.hpp\"\n";
-  const auto bad = include_violations("harness/golden/x.cpp", "golden", text, links);
-  EXPECT_EQ(bad.size(), 2u) << listed(bad);
-  // checks links run, yet run is above it: still refused.
-  const auto from_checks = include_violations("harness/checks/x.cpp", "checks", text, links);
-  ASSERT_EQ(from_checks.size(), 2u) << listed(from_checks);
-  EXPECT_NE(from_checks[0].find("harness/checks/x.cpp:4:"), std::string::npos) << from_checks[0];
-  EXPECT_NE(from_checks[1].find("harness/checks/x.cpp:5:"), std::string::npos) << from_checks[1];
+TEST(Layering, DesignDrawingIsTheTable) {
+  std::map<int, std::set<std::string>> by_layer;
+  for (const auto& r : kTable)
+    if (r.library != "rcts") by_layer[r.layer].insert(r.prefix);
+  std::vector<std::set<std::string>> want;
+  for (auto it = by_layer.rbegin(); it != by_layer.rend(); ++it) want.push_back(it->second);
+  const auto drawn = drawn_layers(read(kRoot / "docs" / "design.md"));
+  auto text = [](const std::vector<std::set<std::string>>& layers) {
+    std::string s;
+    for (const auto& l : layers) {
+      s += "\n ";
+      for (const auto& p : l) s += " " + p;
+    }
+    return s;
+  };
+  EXPECT_EQ(text(drawn), text(want)) << "design §1's drawing and tests/layering's table differ (drawn, then table)";
+}
+
+// The checks must be able to fail. In each of the five trees: an include of a library
+// above (caught), and an include of a library below that the file's library does not
+// link (caught); and links upwards or sideways.
+TEST(Layering, ViolationsAreCaughtInEveryTree) {
+  const Links links = cmake_links(tree_cmake());
+  struct Plant {
+    std::string file, include;
+    std::string why;  // what the message must say
+  };
+  const std::vector<Plant> plants = {
+      {"kernels/common/x.hpp", "kernels/cpu/gemm.hpp", "not below"},
+      {"kernels/cpu/x.cpp", "reference/core/tensor.hpp", "does not link rcts_core"},
+      {"reference/core/x.cpp", "reference/runtime/runtime.hpp", "not below"},
+      {"reference/memory_model/x.cpp", "reference/rng/philox.hpp", "does not link rcts_rng"},
+      {"backends/cpu/x.cpp", "backends/registry.hpp", "not below"},
+      {"backends/cpu/x.cpp", "reference/config/config.hpp", "does not link rcts_config"},
+      {"oracle/philox_masks.cpp", "oracle/f64_block.hpp", "not below"},
+      {"oracle/compare.cpp", "backends/cpu/cpu_backend.hpp", "does not link rcts_backend_cpu"},
+      {"harness/golden/x.cpp", "harness/run/runner.hpp", "not below"},
+      {"harness/golden/x.cpp", "harness/megatron/megatron_args.hpp", "does not link rcts_harness_megatron"},
+  };
+  for (const auto& p : plants) {
+    const std::string text = "#include <vector>\n#include \"" + p.file + "\"\n  #  include \"" + p.include + "\"\n";
+    const auto bad = include_violations(p.file, text, links, kTable);
+    ASSERT_EQ(bad.size(), 1u) << p.file << " including " << p.include << ":" << listed(bad);
+    EXPECT_NE(bad[0].find(p.file + ":3:"), std::string::npos) << bad[0];
+    EXPECT_NE(bad[0].find(p.why), std::string::npos) << bad[0];
+  }
+  // What is linked and below passes, through a gathering library too.
+  EXPECT_TRUE(include_violations("harness/io/x.cpp", "#include \"reference/driver/execute.hpp\"\n", links, kTable).empty());
+  EXPECT_TRUE(include_violations("kernels/cpu/x.cpp", "#include \"kernels/exact/norm.hpp\"\n", links, kTable).empty());
+  // A file no row owns, and a path no library owns.
+  EXPECT_EQ(include_violations("tools/x.cpp", "", links, kTable).size(), 1u);
+  EXPECT_EQ(include_violations("kernels/cpu/x.cpp", "#include \"harnessy/x.hpp\"\n#include \"oracle_x/y.hpp\"\n", links,
+                               kTable)
+                .size(),
+            0u);
+
+  const Links planted = cmake_links(
+      "rcts_area(core rcts_kernels_common)\n"
+      "rcts_area(config rcts_core rcts_runtime)\n"
+      "rcts_harness_area(golden rcts_harness_cases)\n"
+      "target_link_libraries(rcts_harness_golden PRIVATE rcts_harness_run)\n"
+      "rcts_harness_area(megatron rcts_harness_cases)\n"
+      "add_library(rcts_reference INTERFACE)\n"
+      "target_link_libraries(rcts_reference INTERFACE rcts_driver)\n"
+      "rcts_area(kernels_cpu_typo rcts_core)\n"
+      "target_link_libraries(rcts_backend_cpu PUBLIC rcts_reference)\n");
+  EXPECT_EQ(planted.at("rcts_harness_golden"), (std::set<std::string>{"rcts_harness_cases", "rcts_harness_run"}));
+  const auto bad_links = link_violations(planted, kTable);
+  const std::vector<std::string> want = {
+      "rcts_backend_cpu links rcts_driver (layer 7, not below 4)",
+      "rcts_config links rcts_runtime (layer 5, not below 2)",
+      "rcts_harness_golden links rcts_harness_run (layer 15, not below 11)",
+      "rcts_harness_megatron links rcts_harness_cases (layer 10, not below 10)",
+      "rcts_kernels_cpu_typo: a library on no layer of this test's table",
+  };
+  EXPECT_EQ(bad_links, want) << listed(bad_links);
+
+  // A drawing that leaves out a prefix or draws two layers as one differs from the table.
+  const auto drawn = drawn_layers("## §1 x\n\n```\nharness/cli ── the CLI\n   ▼\nharness/run, oracle ── both\n```\n");
+  ASSERT_EQ(drawn.size(), 2u);
+  EXPECT_EQ(drawn[1], (std::set<std::string>{"harness/run", "oracle"}));
 }
 
 }  // namespace

@@ -124,7 +124,7 @@ TEST(RunEstimate, LimitsCanBeRaised) {
 }
 
 }  // namespace
-// Issue 29 F5: the MLA sizes count. Latent ranks of 2^24 on a tiny model hold 16M x 64
+// The MLA sizes count. Latent ranks of 2^24 on a tiny model hold 16M x 64
 // weights in each up-projection alone (GiBs): refused before the run, naming them.
 TEST(RunEstimate, MlaSizesCount) {
   Config c = dims(1, 16, 2, 8, 1, 32);

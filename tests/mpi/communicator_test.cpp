@@ -10,7 +10,7 @@
 #include "reference/core/error.hpp"
 #include "reference/core/faults.hpp"
 #include "reference/parallel/communicator.hpp"
-#include "reference/parallel/reduce.hpp"
+#include "reference/runtime/reduce.hpp"
 #include "reference/parallel/groups.hpp"
 
 namespace rcts {

@@ -8,7 +8,7 @@
 #include <numeric>
 
 #include "backends/cpu/cpu_backend.hpp"
-#include "reference/parallel/reduce.hpp"
+#include "reference/runtime/reduce.hpp"
 #include "reference/core/error.hpp"
 #include "reference/core/faults.hpp"
 #include "reference/parallel/mpi_communicator.hpp"

@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "backends/cpu/cpu_backend.hpp"
-#include "reference/parallel/reduce.hpp"
+#include "reference/runtime/reduce.hpp"
 #include "reference/parallel/groups.hpp"
 #include "tests/mpi/mpi_env.hpp"
 

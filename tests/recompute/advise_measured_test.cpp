@@ -9,9 +9,12 @@
 #include "reference/driver/execute.hpp"
 #include "reference/memory_model/advise.hpp"
 #include "tests/support/configs.hpp"
+#include "tests/support/run.hpp"
 
 namespace rcts {
 namespace {
+
+using test_support::run_cpu;
 
 Config small(DType act) {
   Config c = test_support::tiny_dense(3, 2);
@@ -27,7 +30,7 @@ void expect_every_candidate_measured(const Config& c, size_t expected) {
     ASSERT_TRUE(cand.valid) << cand.name;
     Config run = c;
     run.recompute = cand.recompute;
-    const RunRecord r = execute(run, cpu::default_backend());
+    const RunRecord r = run_cpu(run);
     for (size_t mb = 0; mb < r.saved_peaks.size(); ++mb) {
       int64_t stored = 0;
       for (int64_t b : r.saved_bytes_per_layer.at(mb)) stored += b;
@@ -37,7 +40,7 @@ void expect_every_candidate_measured(const Config& c, size_t expected) {
   }
 }
 
-// Every model kind in both activation dtypes (issue 27): the selective sets are every
+// Every model kind in both activation dtypes: the selective sets are every
 // subset of the kind's boundaries (2^3 dense, 2^4 with MLA's mla_up_proj or GDN's
 // gdn_norm_out), plus full uniform and block N = 1..L.
 enum class Kind { dense, mla, gdn };

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Hostile-user tests of the rcts CLI (issues 27 and 29), one per CTest: cli.sh RCTS CASES WORK TEST.
+# Hostile-user tests of the rcts CLI, one per CTest: cli.sh RCTS CASES WORK TEST.
 # Each prints what it saw and exits 1 on a violation, 77 when a tool it needs is missing.
 set -uo pipefail
 rcts=$1 cases=$2 work=$3 test=$4
@@ -144,6 +144,184 @@ rank_stopped | rank_killed)
   [ "$t" -le 15 ] || fail "the job took $t s to end after SIG$sig of rank 1"
   grep -q "rank 1" mpi.out || fail "no message names rank 1: $(tail -5 mpi.out)"
   echo "ended $t s after SIG$sig; $(grep -m1 'rank 1' mpi.out)"
+  ;;
+# An output never overwrites an input, nor another output (resolved paths, symlinks and
+# hard links included): every command refuses with exit 2, every input byte for byte as before.
+output_clash)
+  cp "$one" c.json && ln -s c.json link.json && ln c.json hard.json || exit 1
+  run run c.json --json r0.json --dump dumps
+  [ -s r0.json ] || fail "setup: no results JSON: $out"
+  printf '{"format": "rcts-expectations", "version": 1, "implementation": "rcts", "implementation_version": "1", "entries": []}\n' >e.json
+  sums() { sha256sum c.json e.json r0.json $(find dumps -name dump.json); }
+  before=$(sums)
+  refused() {
+    run "$@"
+    [ "$rc" = 2 ] || fail "rcts $*: exit $rc, want 2 (refused): $(echo "$out" | tail -3)"
+    grep -q "refusing to overwrite an input\|are the same file\|lies inside the input directory\|is written whole" <<<"$out" ||
+      fail "rcts $*: the refusal does not say why: $(echo "$out" | tail -3)"
+  }
+  refused run c.json --json c.json
+  refused run c.json --json link.json
+  refused run c.json --junit hard.json
+  refused run c.json --json x.json --junit x.json
+  refused run c.json --json x.json --junit ./sub/../x.json
+  refused run c.json --expect e.json --json e.json
+  refused run c.json --expect e.json --update-expectations --junit e.json.new
+  refused run c.json --dump . --dump-replace
+  refused run c.json --report dumps --report-replace --dump dumps/inner
+  refused check dumps --cases c.json --expect e.json --json e.json
+  refused check dumps --cases c.json --json dumps/results.json
+  refused matrix r0.json --html r0.json
+  refused matrix label=r0.json --markdown ./r0.json
+  refused merge-reports r0.json --json r0.json
+  refused merge-reports 1=r0.json --junit r0.json
+  refused regen-golden c.json --golden-dir .
+  [ "$(sums)" = "$before" ] || fail "an input changed: $(diff <(echo "$before") <(sums))"
+  [ ! -e x.json ] || fail "a refused run wrote x.json"
+  # Devices are no clash: both reports may go to /dev/null.
+  run run c.json --json /dev/null --junit /dev/null
+  [ "$rc" = 0 ] || fail "--json /dev/null --junit /dev/null: exit $rc: $(echo "$out" | tail -3)"
+  ;;
+# --update-expectations creates FILE.new afresh: a symlink planted there is replaced, never written through.
+update_symlink)
+  cp "$one" c.json
+  id=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["id"])' c.json)
+  printf '{"format": "rcts-expectations", "version": 1, "implementation": "rcts", "implementation_version": "1", "entries": [{"case": "%s", "ranks": [1], "outcome": "fail", "checks": ["golden"], "reason": "a planted entry the run contradicts"}]}\n' "$id" >e.json
+  echo precious >victim
+  ln -s victim e.json.new
+  run run c.json --backend cpu --expect e.json --update-expectations
+  grep -q "wrote e.json.new" <<<"$out" || fail "no proposal written: $(echo "$out" | tail -5)"
+  [ "$(cat victim)" = precious ] || fail "--update-expectations wrote through the symlink at e.json.new into victim"
+  [ -f e.json.new ] && [ ! -L e.json.new ] || fail "e.json.new is not a regular file: $(ls -l e.json.new)"
+  python3 -c 'import json, sys; json.load(open(sys.argv[1]))' e.json.new || fail "e.json.new is not JSON"
+  rm e.json.new && mkfifo e.json.new
+  out=$(timeout 30 "$rcts" run c.json --backend cpu --expect e.json --update-expectations 2>&1); rc=$?
+  [ "$rc" = 2 ] && grep -q "e.json.new: it is not a regular file" <<<"$out" || fail "a FIFO at e.json.new: exit $rc: $(echo "$out" | tail -3)"
+  ;;
+# What a killed regen-golden left in the golden directory is removed by the next regen, even
+# one that writes nothing (--check); what it cannot judge (another host's) is warned about.
+regen_leftovers)
+  mkdir gold && cp -r "$(dirname "$cases")/golden/cpu" gold/ || exit 1
+  host=$(hostname | tr '/-' '__')
+  dead=$(sh -c 'echo $$')  # a process that has ended
+  mine=gold/.cpu.regen-$host-$dead-AbCdEf other=gold/.cpu.regen-elsewhere-1-XyZabc
+  mkdir "$mine" "$other" && cp gold/cpu/selective.none.*.json "$mine/" && touch "$other/x.json"
+  run run "$one" --golden-dir gold
+  grep -q "warning: $mine is left over from a killed regen-golden" <<<"$out" || fail "run does not warn of $mine: $(echo "$out" | tail -3)"
+  grep -q "warning: $other is left over" <<<"$out" || fail "run does not warn of $other"
+  run regen-golden "$cases/selective" --golden-dir gold --filter 'selective.none.*' --check
+  [ "$rc" = 0 ] || fail "regen-golden --check: exit $rc: $(echo "$out" | tail -3)"
+  [ ! -e "$mine" ] || fail "regen-golden --check left $mine"
+  [ -e "$other" ] || fail "regen-golden removed $other, which another host's process may still write"
+  grep -q "warning: $other is left over" <<<"$out" || fail "regen-golden does not warn of $other"
+  ;;
+# A failed write of stdout is an error for every command (exit non-zero, a message), never a pass.
+stdout_full)
+  [ -w /dev/full ] || { echo "no /dev/full"; exit 77; }
+  run run "$one" --json r.json
+  id=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["id"])' "$one")
+  n=0
+  while IFS= read -r line; do
+    eval "args=($line)"
+    out=$(timeout 120 "$rcts" "${args[@]}" 2>&1 >/dev/full); rc=$?
+    [ "$rc" != 0 ] || fail "rcts $line > /dev/full exited 0"
+    grep -q "cannot write standard output: No space left on device" <<<"$out" || fail "rcts $line > /dev/full: $out"
+    n=$((n + 1))
+  done <<LIST
+--help
+--version
+run "$one"
+run "$one" --golden-only
+list
+list --json
+list --tsv
+explain $id
+memory
+memory --json
+advise --budget 1GiB
+block
+checks
+mutants --list
+matrix r.json
+merge-reports r.json
+regen-golden "$cases/selective" --filter selective.none.* --check
+LIST
+  echo "$n commands refuse a full stdout"
+  ;;
+# Skip markers: plain files of at most 4 KiB; their text reaches the terminal, the JSON,
+# the JUnit and the matrix without control characters, raw HTML or invalid UTF-8.
+markers)
+  id=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["id"])' "$one")
+  printf '{"format": "rcts-expectations", "version": 1, "implementation": "x", "implementation_version": "1", "entries": []}\n' >e.json
+  mkdir -p m/$id
+  ln -s /etc/passwd m/$id/SKIPPED
+  run check m --cases "$one" --expect e.json
+  [ "$rc" = 2 ] && grep -q "m/$id/SKIPPED: a skip marker must be a plain file, this is a symlink to '/etc/passwd'" <<<"$out" ||
+    fail "a symlinked marker: exit $rc: $(echo "$out" | head -5)"
+  grep -q "root:" <<<"$out" && fail "the symlinked file reached the output"
+  rm m/$id/SKIPPED && head -c 200000 /dev/zero | tr '\0' x >m/$id/SKIPPED
+  run check m --cases "$one" --expect e.json
+  [ "$rc" = 2 ] && grep -q "200000 bytes: a skip marker holds one short reason (at most 4096 bytes)" <<<"$out" ||
+    fail "a 200 kB marker: exit $rc: $(echo "$out" | head -c 300)"
+  printf '<script>x</script> bad \xff\xfe bytes \x1b[31mred\x1b[0m\n\n' >m/$id/SKIPPED
+  run check m --cases "$one" --expect e.json --json r.json --junit r.xml
+  [ "$rc" -le 1 ] || fail "a hostile marker's text: exit $rc: $out"
+  python3 -c 'import json, sys; json.load(open(sys.argv[1], encoding="utf-8"))' r.json || fail "r.json is not UTF-8 JSON"
+  python3 -c 'import sys, xml.dom.minidom as m; m.parse(sys.argv[1])' r.xml || fail "r.xml is not XML"
+  grep -q $'\x1b' <<<"$out" && fail "an ANSI escape reached the terminal: $(grep -a $'\x1b' <<<"$out" | od -c | head -3)"
+  grep -q '<script>x</script> bad .* bytes \[31mred\[0m' r.json || fail "the reason lost its text: $(grep -o 'skipped by.*' r.json)"
+  run matrix r.json --markdown r.md
+  [ "$rc" = 0 ] || fail "matrix: $out"
+  grep -q '<script>' r.md && fail "raw HTML in the markdown: $(grep '<script>' r.md)"
+  grep -q '&lt;script&gt;' r.md || fail "the markdown lost the reason: $(cat r.md)"
+  # Ids longer than 200 characters that share their first 200 get a directory each.
+  long=long.$(printf 'a%.0s' $(seq 210))
+  mkdir lc
+  for t in one two; do
+    python3 -c 'import json, sys; c = json.load(open(sys.argv[1])); c["id"] = sys.argv[3]; json.dump(c, open(sys.argv[2], "w"))' \
+      "$one" "lc/$t.json" "$long.$t"
+    d=$(python3 -c 'import hashlib, sys; s = sys.argv[1]; print(s[:183] + "-" + hashlib.sha256(s.encode()).hexdigest()[:16])' "$long.$t")
+    mkdir -p lm/$d && echo "reason $t" >lm/$d/SKIPPED
+  done
+  run check lm --cases lc --expect e.json --json l.json
+  python3 -c '
+import json, sys
+r = {c["id"]: c["reason"] for c in json.load(open(sys.argv[1]))["cases"]}
+for t in ("one", "two"):
+    got = r[sys.argv[2] + "." + t]
+    assert got.endswith("reason " + t), (t, got)' l.json "$long" || fail "long ids: $(echo "$out" | tail -5)"
+  ;;
+# A rank stopped (SIGSTOP) just before MPI_Init or just before MPI_Finalize, where the
+# other rank waits for it: the job ends within 20 s, naming it.
+stop_in_init | stop_in_finalize)
+  at=init && [ "$test" = stop_in_finalize ] && at=finalize
+  t0=$(date +%s)
+  out=$(RCTS_TEST_STOP_AT=1:$at timeout 60 "${mpirun[@]}" -n 2 "$rcts" run "$cases/pipeline/pp2.mb1.json" 2>&1); rc=$?
+  t=$(($(date +%s) - t0))
+  [ "$rc" != 124 ] || fail "the job still ran 60 s after rank 1 stopped before MPI_$at: $(echo "$out" | tail -5)"
+  [ "$t" -le 20 ] || fail "the job took $t s to end"
+  [ "$rc" != 0 ] || fail "exit 0 with a rank killed"
+  grep -q "rank 1 (pid [0-9]*) has been stopped" <<<"$out" || fail "no message names rank 1: $(echo "$out" | tail -5)"
+  echo "ended $t s after rank 1 stopped before MPI_$at"
+  ;;
+# A case deadlocked in its own communication (rank 1 waits for a message nobody sends):
+# every rank ends at the case's deadline, naming the case, itself and what it waited in.
+case_deadlock)
+  t0=$(date +%s)
+  out=$(RCTS_TEST_DEADLOCK_ON_RANK=1 RCTS_CASE_TIMEOUT=3 timeout 120 "${mpirun[@]}" -n 2 "$rcts" run \
+        "$cases/pipeline/pp2.mb1.json" 2>&1); rc=$?
+  t=$(($(date +%s) - t0))
+  [ "$rc" != 124 ] || fail "the deadlocked job still ran after 120 s: $(echo "$out" | tail -5)"
+  [ "$rc" != 0 ] || fail "a deadlocked case exited 0"
+  [ "$t" -le 30 ] || fail "the job took $t s to end (RCTS_CASE_TIMEOUT=3)"
+  id=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["id"])' "$cases/pipeline/pp2.mb1.json")
+  grep -q "rank 1: case $id: still waiting in MPI_Recv from rank 0 .* (RCTS_CASE_TIMEOUT = 3 s)" <<<"$out" ||
+    fail "no message names rank 1's wait: $(echo "$out" | tail -5)"
+  grep -q "rank 0: case $id: still waiting in " <<<"$out" || fail "no message names rank 0's wait: $(echo "$out" | tail -5)"
+  msg=$(grep -m1 'rank 1: case' <<<"$out")
+  out=$(RCTS_CASE_TIMEOUT=soon timeout 60 "${mpirun[@]}" -n 2 "$rcts" run "$cases/pipeline/pp2.mb1.json" 2>&1); rc=$?
+  [ "$rc" != 0 ] && grep -q "RCTS_CASE_TIMEOUT = 'soon'" <<<"$out" || fail "RCTS_CASE_TIMEOUT=soon: exit $rc: $(echo "$out" | tail -3)"
+  echo "ended $t s after the start; $msg"
   ;;
 *) fail "unknown test $test" ;;
 esac

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The refusal sweep (issue 29, F18): one hostile input per refusal path of every input
+# The refusal sweep: one hostile input per refusal path of every input
 # rcts reads (case files, case directories, Megatron-LM arguments and files, expectation
 # files, results JSONs, dump manifests, option values). Each row of refusals.table says
 # the rcts arguments, the exit status, and the texts the message must hold: the file
@@ -42,6 +42,10 @@ spoil results_outcome 'd["cases"][0]["outcome"] = "maybe"'
 spoil results_no_cases 'del d["cases"]'
 spoil results_ranks_zero 'd["header"]["ranks"] = 0'
 spoil results_seed 'd["header"]["seed"] = -5'
+spoil results_summary 'd["summary"]["total"] += 1'
+spoil results_other_sha 'd["header"]["ranks"] = 2; d["header"]["git_sha"] = "000000000000"'
+spoil results_other_seed 'd["header"]["ranks"] = 2; d["header"]["seed"] = 7'
+{ cat "$in/expect_issue_url.json"; printf '\0'; } > "$w/expect_nul_byte.json"
 spoil_dump format 'd["format"] = "rcts-dumps"'
 spoil_dump version 'd["version"] = 7'
 spoil_dump unknown_key 'd["extra"] = 1'
@@ -52,6 +56,20 @@ spoil_dump shape 'd["parameters"][0]["shape"] = [3, 5]'
 spoil_dump sha 'd["parameters"][0]["sha256"] = "0" * 64'
 spoil_dump file 'd["parameters"][0]["file"] = "../escape.npy"'
 spoil_dump steps 'd["steps"] = []'
+# A tensor file that is a FIFO, and one that is a loop of symbolic links.
+spoil_dump fifo 'pass' && f=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["parameters"][0]["file"])' "$w/dumps/fifo/dump.json") &&
+  rm "$w/dumps/fifo/$f" && mkfifo "$w/dumps/fifo/$f" || exit 1
+spoil_dump loop 'pass' && rm "$w/dumps/loop/$f" && ln -s "$f" "$w/dumps/loop/$f" || exit 1
+# Skip markers (read with --expect): a symlink, an oversized one, a FIFO.
+printf '{"format": "rcts-expectations", "version": 1, "implementation": "x", "implementation_version": "1", "entries": []}\n' > "$w/expect_empty.json"
+mkdir -p "$w/markers/link/r.tiny" "$w/markers/big/r.tiny" "$w/markers/fifo/r.tiny" "$w/markers/stray/nosuch.case"
+ln -s /etc/passwd "$w/markers/link/r.tiny/SKIPPED"
+head -c 5000 /dev/zero | tr '\0' x > "$w/markers/big/r.tiny/SKIPPED"
+mkfifo "$w/markers/fifo/r.tiny/SKIPPED"
+echo "a reason" > "$w/markers/stray/nosuch.case/SKIPPED"
+# Outputs named like inputs: copies, so that a failed refusal destroys nothing of the tree.
+cp "$in/valid_tiny.json" "$w/clash_case.json" && ln -sf clash_case.json "$w/clash_link.json" || exit 1
+printf '{"model": {"hidden_size": 10, "num_attention_heads": 4}}\n' > "$w/config_cross.json"
 
 # ---- the sweep ----------------------------------------------------------------------
 bad_words='terminate called|Aborted|Segmentation fault|core dumped|json\.exception|what\(\)|\bstoll\b|\bstod\b|\bstoi\b|\bstoul\b'

@@ -62,6 +62,8 @@ def rcts_runs(root, case_id, backend="cpu", world_rank=0):
     runs = {}
     for name in sorted(os.listdir(d)):
         path = os.path.join(d, name, MANIFEST)
+        if os.path.islink(path):  # as rcts refuses one: it could name any file
+            raise DumpError(f"{path}: a dump manifest may not be a symbolic link")
         if os.path.isfile(path):
             m = Json(path, read_json(path, "rcts dump manifest"))
             run = m["run"]

@@ -140,20 +140,52 @@ class Json:
         return [self[i] for i in range(len(self.value))]
 
 
+def _load_npy(path, fail):
+    """The array in a .npy file, read as rcts's reader does (harness/io/npy.cpp): C order
+    only, and exactly header plus data bytes, nothing after them. `fail(msg)` raises."""
+    with open(path, "rb") as f:
+        try:
+            version = np.lib.format.read_magic(f)
+            read_header = {(1, 0): np.lib.format.read_array_header_1_0,
+                           (2, 0): np.lib.format.read_array_header_2_0}.get(version)
+            if read_header is None:
+                fail(f"tensor file {path}: .npy version {version[0]}.{version[1]} (1.0 and 2.0 are read)")
+            shape, fortran_order, dtype = read_header(f)
+        except ValueError as e:  # numpy says what is wrong with the header
+            fail(f"tensor file {path}: {e}")
+        if dtype.hasobject:
+            fail(f"tensor file {path} holds Python objects")
+        if fortran_order:
+            fail(f"tensor file {path} is in Fortran order; dumps are C order")
+        count = 1
+        for n in shape:
+            count *= n
+        data = f.tell()
+        size = os.fstat(f.fileno()).st_size
+        if size != data + count * dtype.itemsize:
+            fail(f"tensor file {path} holds {size - data} data bytes, shape {list(shape)} of '{dtype.str}' needs "
+                 f"{count * dtype.itemsize}" + (" (bytes after the data)" if size > data + count * dtype.itemsize
+                                                else " (truncated)"))
+        return np.fromfile(f, dtype=dtype, count=count).reshape(shape)
+
+
 def _read_tensor(d, entry):
     fname = entry["file"].value
     if not isinstance(fname, str) or "/" in fname or fname.startswith("."):
         entry["file"].fail("a tensor file is a plain file name inside the dump directory")
     path = os.path.join(d, fname)
+    if os.path.islink(path):  # a link may not lead out of the dump (a tensor of the machine's)
+        real, root = os.path.realpath(path), os.path.realpath(d)
+        if os.path.commonpath([real, root]) != root:
+            entry["file"].fail(f"tensor file {path} is a symbolic link to '{os.readlink(path)}', outside the dump "
+                               f"directory {root}")
     if not os.path.isfile(path):
-        entry["file"].fail(f"tensor file {path} does not exist")
+        entry["file"].fail(f"tensor file {path} " + ("is not a regular file (a FIFO, socket, device or directory)"
+                                                     if os.path.lexists(path) else "does not exist"))
     dt = entry["dtype"].value
     if dt not in _NUMPY:
         entry["dtype"].fail(f"unknown dtype '{dt}'")
-    try:
-        arr = np.load(path, allow_pickle=False)
-    except Exception as e:  # numpy says what is wrong with the file
-        entry["file"].fail(f"tensor file {path}: {e}")
+    arr = _load_npy(path, entry["file"].fail)
     if arr.dtype.str != _NUMPY[dt]:
         entry["dtype"].fail(f"tensor file {path} holds '{arr.dtype.str}', dtype {dt} is stored as '{_NUMPY[dt]}'")
     if list(arr.shape) != entry["shape"].value:
@@ -241,6 +273,7 @@ def write_run(directory, meta, cfg, out, implementation, layouts=None):
             "rng_after": {"opaque": e["rng_after"]},
             "saved_bytes_per_layer": e["saved_bytes_per_layer"],
             "saved_tensors": e["saved_tensors"],
+            **({"held_after_backward": e["held_after_backward"]} if "held_after_backward" in e else {}),
             "saved_after_forward": e["saved_after_forward"],
             "host_resident_after_forward": e["host_resident_after_forward"],
             "offloaded_bytes": e["offloaded_bytes"], "reloaded_bytes": e["reloaded_bytes"]})
@@ -270,6 +303,9 @@ def write_run(directory, meta, cfg, out, implementation, layouts=None):
         "masks": masks, "counts": out["counts"], "side_effects": out.get("side_effects", {}),
         "memory": {},
     }
+    # The saved-tensor profile the run's saved_tensors are judged under (docs/dump-format.md).
+    if implementation.get("memory_profile"):
+        manifest["memory_profile"] = implementation["memory_profile"]
     # What the adapter cannot observe is declared, with why, and left out (NOT_RECORDED).
     for field, why in out.get("not_recorded", {}).items():
         if field not in NOT_RECORDED:

@@ -3,7 +3,7 @@ checks over the dumps, and with `--expect FILE` compares the outcomes with an ex
 file (docs/expectations.md). A driver script (scripts/check-pytorch, scripts/check-megatron)
 uses these helpers so that there is one comparison, rcts's, for every adapter.
 
-Also the one rule for a driver's output directory (issue 29, F15): it writes only into a
+Also the one rule for a driver's output directory: it writes only into a
 new or empty directory, or one it made before (it holds the driver's mark file), and
 replaces only the subdirectories it owns; nothing else in it is ever deleted."""
 import json

@@ -1,8 +1,21 @@
 """The names of a dump's directories (docs/dump-format.md), stdlib only: drivers that run
 without torch (scripts/check-megatron) need them too."""
+import hashlib
 import re
+
+_UNSAFE = re.compile(rb"[^A-Za-z0-9._-]")
 
 
 def safe_stem(s):
-    """A case id, backend or run as a directory name: characters outside [A-Za-z0-9._-] as _."""
-    return re.sub(r"[^A-Za-z0-9._-]", "_", s)[:200]
+    """A case id, backend or run as a directory name: the safe file-name rule of
+    harness/io/safe_name.hpp (the same examples, tests/support/file_names.json, pin both).
+    Every UTF-8 byte outside [A-Za-z0-9._-] becomes _, so do leading dots; a result of more
+    than 200 bytes keeps 183 and, after '-', 16 hex digits of the sha256 of s, so two long
+    ids never share a directory; an empty name becomes "unnamed"."""
+    raw = s.encode("utf-8")
+    out = _UNSAFE.sub(b"_", raw).decode("ascii")
+    dots = len(out) - len(out.lstrip("."))
+    out = "_" * dots + out[dots:]
+    if len(out) > 200:
+        out = out[:183] + "-" + hashlib.sha256(raw).hexdigest()[:16]
+    return out or "unnamed"

@@ -29,6 +29,8 @@ class Recorder:
         self.param_storages = set(param_storages)
         self.offloaded = self.reloaded = 0  # bytes moved by an offload hook this micro-batch
         self.host_resident = 0              # bytes the offload hooks hold on the host right now
+        self.moved = []                     # (weakref, save entry) of each tensor moved this micro-batch
+        self.save_namer = None              # saved.SaveNamer while the recording hooks are on
         # A recompute that re-runs a region's Python but serves most ops from a cache
         # (selective activation checkpointing) recomputes a module only where one of its
         # ops really runs: with count_recompute_by_ops, a module entered in recompute
@@ -43,6 +45,7 @@ class Recorder:
     def start_micro_batch(self, step, micro_batch):
         self.step, self.micro_batch, self.saves = step, micro_batch, []
         self.offloaded = self.reloaded = 0
+        self.moved = []
         self.phase = "forward"
 
     def module_path(self):

@@ -2,23 +2,123 @@
 saves during the forward (parameters are not activations and are not counted: Megatron-
 LM's and rcts's accounting), bytes held per layer, and save_on_cpu wrapped so the bytes
 it moves to the host and back are counted (the tensors and the copies are PyTorch's)."""
+import weakref
+
 import torch
+from torch.utils._python_dispatch import TorchDispatchMode
 
 from .recorder import storage_ptr
 
+# torch dtype -> the dump's dtype name (docs/dump-format.md, saved_tensors).
+DTYPES = {torch.float64: "f64", torch.float32: "f32", torch.bfloat16: "bf16", torch.float16: "f16",
+          torch.int64: "i64", torch.int32: "i32", torch.uint8: "u8", torch.bool: "bool"}
+CHECKPOINT_OP = "torch.utils.checkpoint"
+
+
+def tensor_fields(t):
+    """The dump's dtype and shape of t; neither for a dtype the format has no name for."""
+    return {"dtype": DTYPES[t.dtype], "shape": list(t.shape)} if t.dtype in DTYPES else {}
+
 
 def note_save(rec, t, category=None, name=None, owner=None):
-    """Records one save of tensor t during the forward (nothing in backward)."""
+    """Records one save of tensor t during the forward (nothing in backward). The op that
+    saved it is named by SaveNamer (a checkpoint's own input: CHECKPOINT_OP)."""
     if rec.phase != "forward":
         return
     ptr = storage_ptr(t)
     if ptr in rec.param_storages:
         return
     owner = owner or rec.checkpoint_inputs.get(ptr)
-    rec.saves.append({"module": owner or rec.module_path(), "tensor": name or f"saved.{len(rec.saves)}",
-                      "bytes": t.numel() * t.element_size(),
-                      "category": category or ("checkpoint_input" if owner is not None else "saved_activation"),
-                      "storage": ptr, "offset": t.storage_offset(), "recompute": False})
+    entry = {"module": owner or rec.module_path(), "tensor": name or f"saved.{len(rec.saves)}",
+             "bytes": t.numel() * t.element_size(),
+             "category": category or ("checkpoint_input" if owner is not None else "saved_activation"),
+             "storage": ptr, "offset": t.storage_offset(), "recompute": False, **tensor_fields(t)}
+    if owner is not None:
+        entry["op"] = CHECKPOINT_OP
+    else:
+        namer = getattr(rec, "save_namer", None)
+        if namer is not None:
+            namer.name(entry, ptr)
+    rec.saves.append(entry)
+
+
+# Ops that compute nothing (views, checkpoint's detach): they neither save nor consume a save.
+_NO_OP = {"aten::detach", "aten::view", "aten::_unsafe_view", "aten::t", "aten::transpose", "aten::permute",
+          "aten::expand", "aten::slice", "aten::select", "aten::alias", "aten::as_strided", "aten::unsqueeze",
+          "aten::squeeze", "aten::reshape", "aten::split", "aten::chunk", "aten::split_with_sizes", "aten::unbind"}
+
+
+# Ops whose backward formula reads their own outputs (`result`, `result1`, ... in
+# PyTorch's tools/autograd/derivatives.yaml): autograd saves those outputs after the op.
+RESULT_SAVING = {"aten::_softmax", "aten::_log_softmax", "aten::native_layer_norm", "aten::native_dropout",
+                 "aten::native_batch_norm", "aten::exp", "aten::tanh", "aten::sigmoid", "aten::sqrt", "aten::rsqrt",
+                 "aten::_fused_dropout", "aten::_scaled_dot_product_flash_attention_for_cpu",
+                 "aten::_scaled_dot_product_efficient_attention", "aten::_scaled_dot_product_flash_attention"}
+
+
+class SaveNamer(TorchDispatchMode):
+    """Names the op that saved each tensor. Autograd saves an op's inputs before the op
+    runs (below autograd, where this mode sits) and its outputs after: a save of one of
+    the last op's outputs is that op's when the op keeps its result (RESULT_SAVING), any
+    other save belongs to the next op that runs. Observes only: every op runs as it
+    would."""
+
+    def __init__(self, rec):
+        super().__init__()
+        self.rec, self.last_op, self.last_outputs, self.pending = rec, "", set(), []
+
+    def name(self, entry, ptr):
+        if ptr in self.last_outputs and self.last_op in RESULT_SAVING:
+            entry["op"] = self.last_op
+        else:
+            entry["op"] = ""
+            self.pending.append(entry)
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        out = func(*args, **(kwargs or {}))
+        op = func._schema.name
+        if op in _NO_OP:
+            return out
+        for e in self.pending:
+            e["op"] = op
+        self.pending = []
+        self.last_op = op
+        outs = out if isinstance(out, (tuple, list)) else (out,)
+        self.last_outputs = {storage_ptr(t) for t in outs if isinstance(t, torch.Tensor)}
+        return out
+
+
+class RecomputeWatch(TorchDispatchMode):
+    """While backward runs: every tensor an op inside a recomputed module produces, by weak
+    reference. still_held() lists those alive once backward ended (a recompute that keeps
+    what it recomputed); the adapter drops its own references first."""
+
+    def __init__(self, rec):
+        super().__init__()
+        self.rec, self.watched = rec, []
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        out = func(*args, **(kwargs or {}))
+        if self.rec.recompute and self.rec.path:
+            for t in (out if isinstance(out, (tuple, list)) else (out,)):
+                if isinstance(t, torch.Tensor) and not t._is_view():
+                    self.watched.append((weakref.ref(t), {
+                        "module": self.rec.module_path(), "tensor": "recomputed", "op": func._schema.name,
+                        "bytes": t.numel() * t.element_size(), "category": "saved_activation",
+                        "storage": storage_ptr(t), "offset": t.storage_offset(), "recompute": True,
+                        **tensor_fields(t)}))
+        return out
+
+    def still_held(self):
+        import gc
+        gc.collect()
+        held, seen = [], {storage_ptr(m["mask"]) for m in self.rec.masks}  # the recorder's own mask log
+
+        for ref, e in self.watched:
+            if ref() is not None and e["storage"] not in seen:
+                seen.add(e["storage"])
+                held.append(e)
+        return held
 
 
 def held_bytes(saves):
@@ -33,25 +133,56 @@ def bytes_per_layer(saves, n_layers, prefix="layers"):
 
 
 class RecordingHooks(torch.autograd.graph.saved_tensors_hooks):
-    """Saved-tensor hooks that only observe: the tensor itself is what is saved."""
+    """Saved-tensor hooks that only observe: the tensor itself is what is saved; a
+    SaveNamer names the op of each save while they are on."""
 
     def __init__(self, rec):
+        self.rec = rec
+
         def pack(t):
             note_save(rec, t)
             return t
 
         super().__init__(pack, lambda t: t)
 
+    def __enter__(self):
+        self.rec.save_namer = SaveNamer(self.rec)
+        self.rec.save_namer.__enter__()
+        return super().__enter__()
+
+    def __exit__(self, *exc):
+        super().__exit__(*exc)
+        namer, self.rec.save_namer = self.rec.save_namer, None
+        namer.__exit__(*exc)
+
 
 _STALE_POOL = {}
 
 
-def offload_hooks(rec, min_elements=0, pin_memory=False, stale=False):
+def device_copies_alive(rec, keep=()):
+    """The tensors an offload hook moved to the host this micro-batch whose device storage
+    is still alive (their bytes are still held on the device), leaving out storages the
+    adapter holds itself (`keep`: the block's input and output) and those a save on the
+    device holds anyway."""
+    import gc
+    gc.collect()
+    skip = {storage_ptr(t) for t in keep} | {s["storage"] for s in rec.saves}
+    out, seen = [], set()
+    for ref, e in getattr(rec, "moved", []):
+        if ref() is not None and e["storage"] not in skip and e["storage"] not in seen:
+            seen.add(e["storage"])
+            out.append(e)
+    return out
+
+
+def offload_hooks(rec, min_elements=0, pin_memory=False, stale=False, keep_device_copy=False):
     """torch.autograd.graph.save_on_cpu with its own pack/unpack wrapped so the bytes it
-    moves are counted. A tensor with fewer than `min_elements` elements, and every
-    parameter, stays on the device (Megatron-LM's min_offloaded_tensor_size rule).
-    stale=True is a fault for tests: one host buffer per (shape, dtype), reused by the
-    next save before the earlier one is reloaded."""
+    moves are counted; each moved tensor is watched by weak reference, so a device copy
+    that outlives its move is seen (device_copies_alive). A tensor with fewer than
+    `min_elements` elements, and every parameter, stays on the device (Megatron-LM's
+    min_offloaded_tensor_size rule). Faults for tests: stale=True, one host buffer per
+    (shape, dtype), reused by the next save before the earlier one is reloaded;
+    keep_device_copy=True, the packed value also holds the device tensor (never freed)."""
     s = torch.autograd.graph.save_on_cpu(pin_memory=pin_memory)
     inner_pack, inner_unpack = s.pack_hook, s.unpack_hook
     if stale:
@@ -64,11 +195,16 @@ def offload_hooks(rec, min_elements=0, pin_memory=False, stale=False):
         if t.numel() < min_elements or storage_ptr(t) in rec.param_storages:
             note_save(rec, t)  # held on the device like any save outside the hooks
             return ("stays", 0, t)
-        packed = inner_pack(t)
+        packed = (inner_pack(t), t if keep_device_copy else None)
         if rec.phase == "forward":
             n = t.numel() * t.element_size()
             rec.offloaded += n
             rec.host_resident += n
+            if hasattr(rec, "moved"):
+                rec.moved.append((weakref.ref(t), {
+                    "module": rec.module_path(), "tensor": "offloaded, still on the device", "bytes": n,
+                    "category": "saved_activation", "storage": storage_ptr(t), "offset": t.storage_offset(),
+                    "recompute": False, "op": "torch.autograd.graph.save_on_cpu", **tensor_fields(t)}))
             return ("moved", n, packed)
         return ("kept", 0, packed)
 
@@ -79,7 +215,7 @@ def offload_hooks(rec, min_elements=0, pin_memory=False, stale=False):
         if kind == "moved":
             rec.reloaded += n
             rec.host_resident -= n
-        return inner_unpack(packed)
+        return inner_unpack(packed[0])
 
     s.pack_hook, s.unpack_hook = pack, unpack
     return s

@@ -13,7 +13,6 @@ writes OUT/<case>/SKIPPED and exits 0. Exit 2: bad input; 1: Megatron raised (th
 traceback's last frames are printed: a finding, not a skip).
 """
 import argparse
-import json
 import os
 import shutil
 import socket
@@ -28,26 +27,18 @@ cuda_shim.install()  # before anything imports megatron.core
 import torch  # noqa: E402
 
 from rcts_adapter_kit import dump as kit  # noqa: E402
+from rcts_adapter_kit.case import Case  # noqa: E402
+from rcts_adapter_kit.case import rcts_runs as kit_rcts_runs  # noqa: E402
+from rcts_adapter_kit.errors import AdapterError  # noqa: E402
 
 from . import dumps, faults, watchdog  # noqa: E402
 from .config import unsupported  # noqa: E402
 
 
 def rcts_runs(root, case_id, world_rank):
-    d = os.path.join(root, kit.safe_stem(case_id), "cpu", f"rank{world_rank}")
-    if not os.path.isdir(d):
-        raise kit.DumpError(f"{d}: no rcts dump of case '{case_id}' at rank {world_rank} "
-                            f"(run `rcts run CASE --dump {root}`, under mpirun for several ranks)")
-    runs = {}
-    for name in sorted(os.listdir(d)):
-        path = os.path.join(d, name, kit.MANIFEST)
-        if os.path.isfile(path):
-            with open(path) as f:
-                m = json.load(f)
-            runs[m["run"]["name"]] = (os.path.join(d, name), m)
-    if "baseline" not in runs:
-        raise kit.DumpError(f"{d}: the rcts dump has no baseline run")
-    return runs
+    """Every run rcts dumped at this rank, read strictly by the kit (a missing or mistyped
+    field is a DumpError naming the file and JSON path)."""
+    return kit_rcts_runs(root, case_id, "cpu", world_rank)
 
 
 def implementation():
@@ -134,15 +125,11 @@ def main(argv=None):
     ap.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     a = ap.parse_args(argv)
     try:
-        with open(a.case) as f:
-            case = json.load(f)
-    except (OSError, json.JSONDecodeError) as e:
-        print(f"error: case file {a.case}: {e}", file=sys.stderr)
+        parsed = Case(a.case)  # strict: exit 2 naming the file, JSON path and value
+    except AdapterError as e:
+        print(f"error: {e}", file=sys.stderr)
         return 2
-    case_id = case.get("id")
-    if not isinstance(case_id, str):
-        print(f"error: case file {a.case}: /id: missing or not a string", file=sys.stderr)
-        return 2
+    case, case_id = parsed.json, parsed.id
     if a.worker:
         return worker(a, case)[0]
     out_case = os.path.join(a.out, kit.safe_stem(case_id))
@@ -158,10 +145,10 @@ def main(argv=None):
         print(f"skip: {case_id}: {why}")
         return 0
 
-    if "config_error" in case.get("expect", {}):
+    if "config_error" in parsed.expect:
         return skip("a config_error case runs nothing (rcts judges the config itself)")
-    if a.world_size not in case.get("ranks", [1]):
-        return skip(f"the case runs at world sizes {case.get('ranks', [1])}, not {a.world_size}")
+    if a.world_size not in parsed.ranks:
+        return skip(f"the case runs at world sizes {parsed.ranks}, not {a.world_size}")
     try:
         runs = rcts_runs(a.rcts_dump, case_id, 0)
         for name, (d, m) in runs.items():

@@ -34,7 +34,7 @@ def rng_digests(tracker):
     return out
 
 
-# Issue 28's rule: a check passes only on evidence the framework produced.
+# The evidence rule: a check passes only on evidence the framework produced.
 NO_SIDE_EFFECTS = ("megatron-core's TransformerLayer keeps no per-forward state on this path (no token counter; FP8 "
                    "amax histories are Transformer Engine's, not installed); a count the adapter's hooks kept would "
                    "be the adapter's, not Megatron's")

@@ -8,13 +8,16 @@ import contextlib
 import torch
 from rcts_adapter_kit.recorder import Recorder, storage_ptr
 from rcts_adapter_kit.rng import DEFAULT_CPU, Generators
-from rcts_adapter_kit.saved import RecordingHooks, bytes_per_layer, held_bytes
+from rcts_adapter_kit.saved import RecomputeWatch, RecordingHooks, bytes_per_layer, device_copies_alive, held_bytes
 
 from .mechanisms import Mechanism
 from .model import Block
 
 SGD_RATE = 2.0 ** -6
 GENERATOR = DEFAULT_CPU
+# What the block's saved tensors are judged against: this block under CPU autograd
+# (reference/memory_model/saved_profile.hpp).
+MEMORY_PROFILE = "torch-cpu"
 # rcts's side effects (tokens_seen per layer, FP8 amax histories) are state a layer
 # updates once per forward; PyTorch's block has none, so any count would be the adapter's
 # own, which a recompute never reaches: comparing it could never fail.
@@ -46,13 +49,19 @@ def run(cfg, initial_params, inputs, targets, style):
             with torch.set_grad_enabled(training), RecordingHooks(rec), gens.guard():
                 y = block.forward(x)
             saves = rec.saves
-            device_held, host_held = held_bytes(saves), rec.host_resident
+            # Device bytes held for backward: the saves, and any tensor an offload moved whose
+            # device copy is still alive.
+            stray = device_copies_alive(rec, keep=(x, y))
+            device_held, host_held = held_bytes(saves) + sum(e["bytes"] for e in stray), rec.host_resident
             loss = 0.5 * ((y.float() - targets[i].float()) ** 2).mean()
+            watch = RecomputeWatch(rec)
             if training:
                 rec.phase = "backward"
-                with gens.guard(), (rec.op_observer() if rec.count_recompute_by_ops else contextlib.nullcontext()):
+                with gens.guard(), (rec.op_observer() if rec.count_recompute_by_ops else contextlib.nullcontext()), \
+                        watch:
                     loss.backward()
                 rec.phase = "forward"
+            held_after = watch.still_held()
             gens.check()
             per_layer = bytes_per_layer(saves, n_layers)
             out["micro_batches"].append({
@@ -62,6 +71,7 @@ def run(cfg, initial_params, inputs, targets, style):
                 "param_grads": [(n + ".grad", (params[n].grad if params[n].grad is not None
                                                else torch.zeros_like(params[n])).detach().clone()) for n in order],
                 "rng_after": gens.digest(), "saved_tensors": saves, "saved_bytes_per_layer": per_layer,
+                "held_after_backward": held_after,
                 "saved_after_forward": device_held, "host_resident_after_forward": host_held,
                 "offloaded_bytes": rec.offloaded, "reloaded_bytes": rec.reloaded})
         grads = [(n + ".grad", (params[n].grad if params[n].grad is not None else torch.zeros_like(params[n]))

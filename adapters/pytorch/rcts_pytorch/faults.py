@@ -12,10 +12,17 @@ reference (tests/adapter names the check each must fail):
   unrecorded_generator  attention dropout draws from a private torch.Generator the adapter
                         does not record: the run must fail, not pass the rng check
   qkv_interleaved       read q, k, v per head interleaved (Megatron-LM's order), not [q | k | v]
+  leak_saved_tensor     each layer ends with y * ones_like(y): a numerical no-op that keeps one
+                        more tensor for backward (aten::mul saves the ones)
+  offload_keeps_device_copy  save_on_cpu's packed value also holds the device tensor: the
+                        offload copies to the host but never frees the device copy
+  recompute_keeps_outputs  every checkpointed region's recompute output is kept in a list
+                        after backward (what it recomputed is never freed)
 """
 import os
 
-KNOWN = {"no_preserve_rng", "wrong_chunk_input", "stale_offload_buffer", "unrecorded_generator", "qkv_interleaved"}
+KNOWN = {"no_preserve_rng", "wrong_chunk_input", "stale_offload_buffer", "unrecorded_generator", "qkv_interleaved",
+         "leak_saved_tensor", "offload_keeps_device_copy", "recompute_keeps_outputs"}
 
 
 def active(name):

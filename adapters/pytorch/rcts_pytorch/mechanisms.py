@@ -16,6 +16,7 @@ unsupported() with the reason, so the case is reported as skipped.
 """
 import torch
 import torch.utils.checkpoint as tc
+from torch.utils._python_dispatch import TorchDispatchMode
 
 from rcts_adapter_kit.config import DENSE_ONE_PROCESS, READ, inert_unless, only, refusal, subset_of
 from rcts_adapter_kit.recorder import storage_ptr
@@ -91,6 +92,8 @@ class Mechanism:
         the adapter records it itself, as what that checkpoint holds."""
         ptr = storage_ptr(x)
         self.rec.checkpoint_inputs[ptr] = owner
+        if faults.active("recompute_keeps_outputs"):
+            fn = _keeping(fn, self.rec)
         fn = self.rec.under_current_path(fn)
         try:
             if not self.reentrant and torch.is_grad_enabled():
@@ -111,9 +114,16 @@ class Mechanism:
         own = selective_name in self.selective and not self.sac
         run = (lambda t: self.checkpoint(fn, t, self.rec.module_path())) if own else fn
         if offload in self.offload:
-            with offload_hooks(self.rec, self.min_elements, stale=faults.active("stale_offload_buffer")):
+            with self.offload_hooks():
                 return run(x)
         return run(x)
+
+    def offload_hooks(self):
+        """save_on_cpu (counted). pin_memory=True: its copying branch (pinned only where
+        CUDA is available), so the host copy is a tensor of its own; with pin_memory=False
+        on a CPU tensor, tensor.cpu() is the tensor itself and nothing would be moved."""
+        return offload_hooks(self.rec, self.min_elements, pin_memory=True, stale=faults.active("stale_offload_buffer"),
+                             keep_device_copy=faults.active("offload_keeps_device_copy"))
 
     def chunks(self, n_layers):
         """Full recompute: (begin, end, checkpointed) segments, rcts's plan (design §6)."""
@@ -140,6 +150,27 @@ class Mechanism:
         if self.sac and self.selective:  # one checkpoint per layer, its policy picks the modules
             return self.checkpoint(l.forward, x, f"layers.{l.i}", sac=True)
         if l.i < self.layer_offload:
-            with offload_hooks(self.rec, self.min_elements):
+            with self.offload_hooks():
                 return l.forward(x)
         return l.forward(x)
+
+
+_KEPT = []  # the recompute_keeps_outputs fault's list
+
+
+class _Keep(TorchDispatchMode):
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        out = func(*args, **(kwargs or {}))
+        _KEPT.append(out)
+        return out
+
+
+def _keeping(fn, rec):
+    """fn, every tensor of whose recompute is kept for good (a fault)."""
+    def wrapped(*args):
+        if not rec.recompute:
+            return fn(*args)
+        with _Keep():
+            return fn(*args)
+
+    return wrapped

@@ -104,7 +104,10 @@ class Layer:
             ln2 = self.mech.region("layernorm", lambda t: self.layernorm("pre_mlp_layernorm", t), h1,
                                    offload="mlp_norm")
             m = self.mech.region("mlp", self.mlp, ln2, offload=None)
-            return self.round(h1.float() + self.dropout(m, self.p_hidden, "mlp.hidden_dropout", "hidden").float())
+            y = self.round(h1.float() + self.dropout(m, self.p_hidden, "mlp.hidden_dropout", "hidden").float())
+            if faults.active("leak_saved_tensor"):
+                y = y * torch.ones_like(y)
+            return y
 
 
 class Block:

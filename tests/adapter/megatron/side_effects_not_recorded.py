@@ -1,4 +1,5 @@
-"""Issue 28's rule for the Megatron adapter: its dumps declare side effects not recorded
+"""The evidence rule (a check passes only on evidence the framework produced) for the
+Megatron adapter: its dumps declare side effects not recorded
 (megatron-core shows none on this path; the adapter once counted tokens_seen in its own
 hooks, a comparison that could never fail) and carry no side_effects of their own.
 usage: side_effects_not_recorded.py DUMP_ROOT (scripts/check-megatron's --out)"""

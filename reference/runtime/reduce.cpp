@@ -1,4 +1,4 @@
-#include "reference/parallel/reduce.hpp"
+#include "reference/runtime/reduce.hpp"
 
 #include <limits>
 
