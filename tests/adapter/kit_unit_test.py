@@ -174,7 +174,60 @@ class Judge(unittest.TestCase):
         self.assertIn("/entries/0/outcome", str(err.exception))
 
 
+class KitDump(unittest.TestCase):
+    """rcts_adapter_kit.dump reads a tensor only when its file agrees with its manifest
+    entry: shape, dtype and sha256, each refused naming the file and the field."""
+
+    def test_a_tensor_file_must_agree_with_its_entry(self):
+        import hashlib
+        import numpy as np
+        from rcts_adapter_kit.dump import DumpError, Json, _read_tensor
+        d = tempfile.mkdtemp()
+        self.addCleanup(lambda: __import__("shutil").rmtree(d, ignore_errors=True))
+        a = np.arange(6, dtype="<f4").reshape(2, 3)
+        np.save(os.path.join(d, "t.npy"), a)
+        good = {"file": "t.npy", "dtype": "f32", "shape": [2, 3], "sha256": hashlib.sha256(a.tobytes()).hexdigest()}
+        t = _read_tensor(d, Json("m.json", good, "/x"))
+        self.assertEqual(t.tolist(), [[0.0, 1.0, 2.0], [3.0, 4.0, 5.0]])
+        path = os.path.join(d, "t.npy")
+        for key, value, want in [
+                ("shape", [3, 2], f"m.json: /x/shape: tensor file {path} has shape [2, 3]"),
+                ("shape", [6], f"m.json: /x/shape: tensor file {path} has shape [2, 3]"),
+                ("sha256", "0" * 64,
+                 f"m.json: /x/sha256: tensor file {path} has another sha256 (changed after the manifest was written)"),
+                ("dtype", "f64", f"m.json: /x/dtype: tensor file {path} holds '<f4', dtype f64 is stored as '<f8'")]:
+            entry = dict(good, **{key: value})
+            with self.assertRaises(DumpError) as e:
+                _read_tensor(d, Json("m.json", entry, "/x"))
+            self.assertEqual(str(e.exception), want)
+
+
+class Strict(unittest.TestCase):
+    def test_strict_is_passed_to_rcts(self):
+        """rcts_check hands --expect-strict to rcts when asked: the driver never judges."""
+        from rcts_adapter_kit.judge import rcts_check
+        d = tempfile.mkdtemp()
+        self.addCleanup(lambda: __import__("shutil").rmtree(d, ignore_errors=True))
+        stub, argv = os.path.join(d, "rcts"), os.path.join(d, "argv")
+        with open(stub, "w") as f:  # an rcts that records its arguments
+            f.write(f"#!/bin/sh\nprintf '%s\\n' \"$@\" > {argv}\n")
+        os.chmod(stub, 0o755)
+        for strict, tail in [(True, ["--expect", "e.json", "--expect-strict"]), (False, ["--expect", "e.json"])]:
+            rcts_check(stub, "dumps", os.path.join(d, "r.json"), expect="e.json", strict=strict)
+            with open(argv) as f:
+                self.assertEqual(f.read().split("\n")[:-1], ["check", "dumps", "--json", os.path.join(d, "r.json")] + tail)
+
+
 class Guard(unittest.TestCase):
+    def test_the_digest_is_of_the_state_after_the_draws(self):
+        import hashlib
+        g = Generators()
+        before = g.digest()
+        self.assertEqual(before, {"torch.default_cpu_generator":
+                                  hashlib.sha256(torch.default_generator.get_state().numpy().tobytes()).hexdigest()})
+        torch.rand(3)
+        self.assertNotEqual(g.digest(), before)
+
     def test_draws_from_recorded_generators_are_counted(self):
         g = Generators()
         with g.guard():

@@ -135,6 +135,29 @@ TEST(DumpSections, MemoryAbsentEmptyPartialFull) {
     EXPECT_EQ(v.outcome, row.verdict) << row.label << ": " << v.detail;
     EXPECT_EQ(v.detail, row.verdict == Outcome::skip ? skip : over) << row.label;
   }
+  // A budget that only a variant asks for needs the peak just as much.
+  {
+    const ReadBack empty = dump_with(dir.path() / "d", [](json& j) { j["memory"] = json::object(); });
+    ASSERT_TRUE(empty.record) << empty.error;
+    Case c;
+    Variant v;
+    v.name = "v";
+    v.expect.memory = MemoryExpect{};
+    v.expect.memory->budget_bytes = peak - 1;
+    const CheckEnv env;
+    const GroupLayout layout;
+    const CheckContext x{c, env, false, *empty.record, layout, &v, &*empty.record, &layout, {}};
+    const CheckKind& k = *find_check_kind("memory");
+    std::vector<CheckResult> out;
+    run_check_pass(k, k.on_variant, x, out);
+    ASSERT_EQ(out.size(), 1u);
+    EXPECT_EQ(out[0].outcome, Outcome::skip) << out[0].detail;
+    EXPECT_EQ(out[0].detail, "v: not applicable: the budget needs the saved-activation peak, which the dump of rcts "
+                             "does not record");
+  }
+  // Per micro-batch peaks on some micro-batches only are refused, not read as a shorter list.
+  const ReadBack some = dump_with(dir.path() / "d", [](json& j) { j["micro_batches"][1].erase("saved_peak"); });
+  EXPECT_TRUE(some.error.ends_with("...: saved_peak is given for some micro-batches only")) << some.error;
   // A recorded peak within the budget passes; an unknown memory key is refused.
   const ReadBack full = dump_with(dir.path() / "d", [](json&) {});
   int64_t total = 0;

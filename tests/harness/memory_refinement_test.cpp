@@ -103,3 +103,34 @@ TEST(MemoryRefinement, AVariantsRatioOrBudgetAddsToTheCasesAnalyticComparison) {
 
 }  // namespace
 }  // namespace rcts::harness
+
+namespace rcts::harness {
+namespace {
+
+// The same rule for counts: a variant's count expectations are added to the case's.
+TEST(CountsRefinement, AVariantsCountsAddToTheCases) {
+  const RunRecord& run = run_of_small_config();
+  const std::string mod = "layers.0.attention.core";
+  ASSERT_EQ(run.counts.count(mod), 1u);
+  const auto& got = run.counts.at(mod);
+  ASSERT_EQ(run.micro_batches_total(), 1);
+  Case c;
+  c.expect.counts = {{mod, got.original + 4, got.recompute}};  // the case's expectation is wrong
+  Variant v;
+  v.name = "v";
+  v.expect.counts = {{mod, got.original, got.recompute}};  // the variant's is right
+  const CheckEnv env;
+  const GroupLayout layout;
+  const CheckContext x{c, env, false, run, layout, &v, &run, &layout, {}};
+  std::vector<CheckResult> out;
+  find_check_kind("counts")->on_variant(x, out);
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].outcome, Outcome::fail);
+  EXPECT_EQ(out[0].detail, "v: " + mod + " ran forward " + std::to_string(got.original) + " times and recomputed " +
+                               std::to_string(got.recompute) + " times over 1 micro-batches; expected " +
+                               std::to_string(got.original + 4) + " and " + std::to_string(got.recompute) +
+                               " per micro-batch");
+}
+
+}  // namespace
+}  // namespace rcts::harness
