@@ -155,13 +155,13 @@ def main(argv=None):
             why = unsupported(m["config"], a.world_size)
             if why:
                 return skip(why)
-    except kit.DumpError as e:
+    except AdapterError as e:  # DumpError among them
         print(f"error: {e}", file=sys.stderr)
         return 2
     if a.world_size == 1:  # in this process: one import of torch and megatron-core, not two
         try:
             rc, raised = worker(a, case, on_raise=lambda msg: skip(f"megatron-core raised: {msg}", partial=True))
-        except kit.DumpError as e:
+        except AdapterError as e:  # DumpError among them
             print(f"error: {e}", file=sys.stderr)
             return 2
         if raised:
