@@ -8,22 +8,15 @@
 
 #include "backends/cpu/cpu_backend.hpp"
 #include "reference/driver/execute.hpp"
+#include "tests/support/configs.hpp"
+#include "tests/support/run.hpp"
 
 namespace rcts {
 namespace {
 
-Config wide() {
-  Config c;
-  c.model.num_layers = 2;
-  c.model.hidden_size = 256;
-  c.model.num_attention_heads = 4;
-  c.model.seq_length = 128;
-  c.model.micro_batch_size = 2;
-  c.model.ffn_hidden_size = 1024;
-  c.run.micro_batches = 1;
-  c.recompute.recompute_granularity.reset();
-  return c;
-}
+using test_support::run_cpu;
+
+Config wide() { return test_support::dense({.hidden = 256, .heads = 4, .seq = 128, .ffn = 1024}); }
 
 bool same(const Tensor& a, const Tensor& b) {
   return a.nbytes() == b.nbytes() && std::memcmp(a.bytes(), b.bytes(), static_cast<size_t>(a.nbytes())) == 0;
@@ -39,14 +32,14 @@ void expect_identical(const RunRecord& a, const RunRecord& b) {
   for (size_t i = 0; i < a.grads.size(); ++i) EXPECT_TRUE(same(a.grads[i].tensor, b.grads[i].tensor)) << a.grads[i].name;
 }
 
-TEST(Determinism, SameRunTwiceIsBitwiseIdentical) { expect_identical(execute(wide(), cpu::default_backend()), execute(wide(), cpu::default_backend())); }
+TEST(Determinism, SameRunTwiceIsBitwiseIdentical) { expect_identical(run_cpu(wide()), run_cpu(wide())); }
 
 TEST(Determinism, OneAndTwoThreadsAreBitwiseIdentical) {
   const int before = omp_get_max_threads();
   omp_set_num_threads(1);
-  const RunRecord one = execute(wide(), cpu::default_backend());
+  const RunRecord one = run_cpu(wide());
   omp_set_num_threads(2);
-  const RunRecord two = execute(wide(), cpu::default_backend());
+  const RunRecord two = run_cpu(wide());
   omp_set_num_threads(before);
   expect_identical(one, two);
 }

@@ -6,22 +6,17 @@
 
 #include "backends/cpu/cpu_backend.hpp"
 #include "reference/driver/execute.hpp"
+#include "tests/support/configs.hpp"
+#include "tests/support/run.hpp"
 
 namespace rcts {
 namespace {
 
+using test_support::run_cpu;
+
 Config dense(DType act) {
-  Config c;
-  c.model.num_layers = 2;
-  c.model.hidden_size = 64;
-  c.model.num_attention_heads = 4;
-  c.model.seq_length = 32;
-  c.model.micro_batch_size = 2;
-  c.model.ffn_hidden_size = 256;
+  Config c = test_support::dense({.hidden = 64, .heads = 4, .seq = 32, .ffn = 256, .micro_batches = 2, .steps = 3});
   c.model.activation_dtype = act;
-  c.run.steps = 3;
-  c.run.micro_batches = 2;
-  c.recompute.recompute_granularity.reset();
   return c;
 }
 
@@ -35,12 +30,12 @@ void expect_steady(const RunRecord& r) {
   EXPECT_GE(r.workspace_peak, scores);
 }
 
-TEST(WorkspaceReuse, F32StepsMakeNoNewScratchAllocations) { expect_steady(execute(dense(DType::f32), cpu::default_backend())); }
+TEST(WorkspaceReuse, F32StepsMakeNoNewScratchAllocations) { expect_steady(run_cpu(dense(DType::f32))); }
 
 TEST(WorkspaceReuse, Bf16StepsMakeNoNewScratchAllocations) {
   // bf16 activations convert every operand into f32 scratch: far more leases, same rule.
-  const RunRecord f32 = execute(dense(DType::f32), cpu::default_backend());
-  const RunRecord bf16 = execute(dense(DType::bf16), cpu::default_backend());
+  const RunRecord f32 = run_cpu(dense(DType::f32));
+  const RunRecord bf16 = run_cpu(dense(DType::bf16));
   expect_steady(bf16);
   EXPECT_GT(bf16.workspace_peak, f32.workspace_peak);
 }
@@ -50,7 +45,7 @@ TEST(WorkspaceReuse, FullRecomputeStaysSteadyToo) {
   c.recompute.recompute_granularity = "full";
   c.recompute.recompute_method = "uniform";
   c.recompute.recompute_num_layers = 1;
-  expect_steady(execute(c, cpu::default_backend()));
+  expect_steady(run_cpu(c));
 }
 
 }  // namespace

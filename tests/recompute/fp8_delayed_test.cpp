@@ -12,9 +12,12 @@
 #include "reference/core/faults.hpp"
 #include "reference/driver/execute.hpp"
 #include "tests/support/configs.hpp"
+#include "tests/support/run.hpp"
 
 namespace rcts {
 namespace {
+
+using test_support::run_cpu;
 
 Config base() {
   Config c = test_support::tiny_dense(2, 2);
@@ -27,18 +30,16 @@ Config base() {
   return c;
 }
 
-RunRecord run(const Config& c) { return execute(c, cpu::default_backend()); }
-
 TEST(Fp8Delayed, QuantisesTheLinearInputs) {
   Config off = base();
   off.model.fp8.reset();
-  const RunRecord a = run(base()), b = run(off);
+  const RunRecord a = run_cpu(base()), b = run_cpu(off);
   EXPECT_NE(std::memcmp(&a.losses[0], &b.losses[0], sizeof(double)), 0) << "FP8 changed nothing";
   EXPECT_EQ(b.side_effects.count("layers.0.mlp.fc1.input.fp8.scale"), 0u);
 }
 
 TEST(Fp8Delayed, EverySiteKeepsItsHistoryAndTheRecipeScale) {
-  const RunRecord r = run(base());
+  const RunRecord r = run_cpu(base());
   for (const char* site : {"layers.0.attention.qkv.input", "layers.0.attention.proj.input", "layers.1.mlp.fc1.input",
                            "layers.1.mlp.fc2.input"}) {
     const std::string s = site;
@@ -61,18 +62,18 @@ TEST(Fp8Delayed, RecomputeReplaysAndTheMutantAdvances) {
   Config mlp = base();
   mlp.recompute.recompute_granularity = "selective";
   mlp.recompute.recompute_modules = {"mlp"};
-  const RunRecord want = run(base());
-  EXPECT_EQ(run(mlp).side_effects, want.side_effects);
+  const RunRecord want = run_cpu(base());
+  EXPECT_EQ(run_cpu(mlp).side_effects, want.side_effects);
   Config full = base();
   full.recompute.recompute_granularity = "full";
   full.recompute.recompute_method = "block";
   full.recompute.recompute_num_layers = 1;
-  const RunRecord got = run(full);
+  const RunRecord got = run_cpu(full);
   EXPECT_EQ(got.side_effects, want.side_effects);
   EXPECT_EQ(std::memcmp(&got.losses.back(), &want.losses.back(), sizeof(double)), 0);
 
   FaultScope fault(Fault::fp8_amax_advanced_in_recompute);
-  EXPECT_NE(run(mlp).side_effects, want.side_effects);
+  EXPECT_NE(run_cpu(mlp).side_effects, want.side_effects);
 }
 
 }  // namespace

@@ -12,9 +12,12 @@
 #include "reference/driver/execute.hpp"
 #include "reference/memory_model/gdn_memory.hpp"
 #include "tests/support/configs.hpp"
+#include "tests/support/run.hpp"
 
 namespace rcts {
 namespace {
+
+using test_support::run_cpu;
 
 Config hybrid() {
   Config c = test_support::tiny_dense(3, 1);
@@ -42,7 +45,7 @@ TEST(GdnSavedBytes, LayerIsTheClosedFormula) {
   // norm input and gate 2Kv, out_proj input Kv; then mask h/2, LN2 input h and the MLP
   // (fc1 input h, act and fc2 inputs 4h each, mask h/2).
   const Config c = hybrid();
-  const RunRecord r = execute(c, cpu::default_backend());
+  const RunRecord r = run_cpu(c);
   const int64_t sb = 16, h = 16, kq = 8, kv = 24, nv = 4;
   const int64_t want = 2 * sb * (h + h + 2 * kq + kv + 2 * kq + kv + 2 * nv + 3 * kv) + sb * h + 2 * sb * h +
                        2 * sb * (h + 8 * h) + sb * h;
@@ -79,7 +82,7 @@ TEST(GdnSavedBytes, ModelEqualsMeasurementPerLayerAndPeak) {
                              c.recompute.recompute_method.value_or("") + " " +
                              std::to_string(c.recompute.recompute_num_layers.value_or(0)) + " [" +
                              (c.recompute.recompute_modules.empty() ? "" : c.recompute.recompute_modules.front()) + "..]";
-    const RunRecord r = execute(c, cpu::default_backend());
+    const RunRecord r = run_cpu(c);
     const StageMemory st = stage_memory(c);
     EXPECT_EQ(r.saved_bytes_per_layer[0], st.per_layer_bytes()) << what;
     EXPECT_EQ(r.saved_peaks.at(0), st.peak_backward_bytes) << what;

@@ -11,9 +11,12 @@
 #include "backends/cpu/cpu_backend.hpp"
 #include "reference/driver/execute.hpp"
 #include "tests/support/configs.hpp"
+#include "tests/support/run.hpp"
 
 namespace rcts {
 namespace {
+
+using test_support::run_cpu;
 
 Config base(DType act) {
   Config c = test_support::tiny_dense(5, 3);
@@ -99,12 +102,12 @@ std::vector<Variant> variants() {
 class RecomputeEquivalence : public ::testing::TestWithParam<DType> {};
 
 TEST_P(RecomputeEquivalence, EveryVariantIsBitwiseEqualToNoRecompute) {
-  const RunRecord want = execute(base(GetParam()), cpu::default_backend());
+  const RunRecord want = run_cpu(base(GetParam()));
   ASSERT_FALSE(want.masks.empty());
   for (const auto& v : variants()) {
     Config c = base(GetParam());
     v.apply(c);
-    const RunRecord got = execute(c, cpu::default_backend());
+    const RunRecord got = run_cpu(c);
     expect_bitwise_equal(want, got, v.name);
     expect_recompute_masks_match(got, v.name);
   }
@@ -119,7 +122,7 @@ TEST(RecomputeCounters, RecomputedModulesRunTwiceOthersOnce) {
   c.run.micro_batches = 2;
   c.recompute.recompute_granularity = "selective";
   c.recompute.recompute_modules = {"core_attn", "layernorm"};
-  const RunRecord r = execute(c, cpu::default_backend());
+  const RunRecord r = run_cpu(c);
   const int mb = 2;
   for (int l = 0; l < 5; ++l) {
     const std::string p = "layers." + std::to_string(l);
@@ -138,7 +141,7 @@ TEST(RecomputeCounters, FullUniformRecomputesEveryLayerOnce) {
   c.recompute.recompute_granularity = "full";
   c.recompute.recompute_method = "uniform";
   c.recompute.recompute_num_layers = 2;
-  const RunRecord r = execute(c, cpu::default_backend());
+  const RunRecord r = run_cpu(c);
   for (int l = 0; l < 5; ++l) EXPECT_EQ(r.counts.at("layers." + std::to_string(l)), (ForwardCount{1, 1}));
 }
 
@@ -154,7 +157,7 @@ TEST(RecomputeCounters, EvalNeverRecomputes) {
     } else {
       c.recompute.recompute_modules = {"core_attn", "mlp", "layernorm"};
     }
-    const RunRecord r = execute(c, cpu::default_backend());
+    const RunRecord r = run_cpu(c);
     for (const auto& [path, count] : r.counts) EXPECT_EQ(count.recompute, 0) << g << " " << path;
     EXPECT_TRUE(r.masks.empty()) << "eval draws no dropout";
     for (const auto& bytes : r.saved_bytes_per_layer)

@@ -9,9 +9,12 @@
 #include "backends/cpu/cpu_backend.hpp"
 #include "reference/memory_model/run_estimate.hpp"
 #include "reference/driver/execute.hpp"
+#include "tests/support/run.hpp"
 
 namespace rcts {
 namespace {
+
+using test_support::run_cpu;
 
 struct Mode {
   std::string name;
@@ -71,7 +74,7 @@ TEST(RunEstimateBound, CoversTheMeasuredDevicePeak) {
     c.run.steps = 2;
     mode.apply(c);
     const RunEstimate e = estimate_run(c);
-    const RunRecord r = execute(c, cpu::default_backend());
+    const RunRecord r = run_cpu(c);
     const double peak = static_cast<double>(r.device_peak);
     EXPECT_GE(e.param_bytes + e.activation_bytes, peak);
     EXPECT_LT(e.bytes, 8 * peak);

@@ -12,9 +12,12 @@
 #include "reference/core/saved_bytes.hpp"
 #include "reference/memory_model/activation_memory.hpp"
 #include "reference/driver/execute.hpp"
+#include "tests/support/run.hpp"
 
 namespace rcts {
 namespace {
+
+using test_support::run_cpu;
 
 Config dims(int L, int h, int a, int s, int b, int ffn) {
   Config c;
@@ -43,7 +46,7 @@ TEST(SavedBytes, OneLayerIsExactlyKorthikantiEquationOne) {
   // bf16, ffn = 4h, GeLU, dropout on: s*b*h*(34 + 5*a*s/h).
   for (auto [h, a, s, b] : std::vector<std::array<int, 4>>{{16, 2, 8, 2}, {32, 4, 16, 1}, {24, 3, 12, 3}}) {
     Config c = dims(2, h, a, s, b, 4 * h);
-    const RunRecord r = execute(c, cpu::default_backend());
+    const RunRecord r = run_cpu(c);
     const int64_t sbh = int64_t{s} * b * h;
     const int64_t want = sbh * 34 + 5 * int64_t{a} * s * s * b;
     for (int l = 0; l < 2; ++l) EXPECT_EQ(r.saved_bytes_per_layer[0][static_cast<size_t>(l)], want) << h << " " << a;
@@ -70,7 +73,7 @@ TEST(SavedBytes, SwigluCoefficientIsThreePlusSixFOverH) {
   for (auto [h, f] : std::vector<std::array<int, 2>>{{24, 64}, {16, 40}, {32, 96}}) {
     Config c = dims(2, h, 2, 8, 2, f);
     c.model.activation = "swiglu";
-    const RunRecord r = execute(c, cpu::default_backend());
+    const RunRecord r = run_cpu(c);
     const int64_t sb = 8 * 2, sbh = sb * h, as2b = 2 * 8 * 8 * 2;
     // 15 sbh for attention + norms, 5as^2b, and 3 sbh + 6 sbF for the SwiGLU MLP.
     EXPECT_EQ(r.saved_bytes_per_layer[0][0], 18 * sbh + 6 * sb * f + 5 * as2b) << h << " " << f;
@@ -84,7 +87,7 @@ TEST(SavedBytes, PerTensorBreakdownMatchesTheModel) {
   for (const char* act : {"gelu", "swiglu"}) {
     Config c = dims(2, 16, 2, 8, 2, 40);
     c.model.activation = act;
-    const RunRecord r = execute(c, cpu::default_backend());
+    const RunRecord r = run_cpu(c);
     const LayerMemory want = layer_memory(MemoryDims::from(c));
     auto got = per_tensor(r, 0);
     ASSERT_EQ(got.size(), want.tensors.size()) << act;
@@ -141,7 +144,7 @@ TEST(SavedBytes, EveryRecomputeModeMatchesTheModelPerLayer) {
         c.model.attention_dropout = p;
         c.model.hidden_dropout = p;
         mode.apply(c);
-        const RunRecord r = execute(c, cpu::default_backend());
+        const RunRecord r = run_cpu(c);
         EXPECT_EQ(r.saved_bytes_per_layer[0], stage_memory(c).per_layer_bytes())
             << mode.name << " " << dtype_name(d) << " p=" << p;
       }
@@ -151,10 +154,10 @@ TEST(SavedBytes, EveryRecomputeModeMatchesTheModelPerLayer) {
 
 TEST(SavedBytes, SelectiveCoreAttnRemovesExactlyTheSquareTerm) {
   Config c = dims(3, 16, 2, 8, 2, 64);
-  const RunRecord none = execute(c, cpu::default_backend());
+  const RunRecord none = run_cpu(c);
   c.recompute.recompute_granularity = "selective";
   c.recompute.recompute_modules = {"core_attn"};
-  const RunRecord sel = execute(c, cpu::default_backend());
+  const RunRecord sel = run_cpu(c);
   const int64_t as2b = 2 * 8 * 8 * 2;
   for (int l = 0; l < 3; ++l)
     EXPECT_EQ(none.saved_bytes_per_layer[0][static_cast<size_t>(l)] - sel.saved_bytes_per_layer[0][static_cast<size_t>(l)],
@@ -166,7 +169,7 @@ TEST(SavedBytes, FullRecomputeKeepsOnlyChunkInputs) {
   c.recompute.recompute_granularity = "full";
   c.recompute.recompute_method = "uniform";
   c.recompute.recompute_num_layers = 2;
-  const RunRecord r = execute(c, cpu::default_backend());
+  const RunRecord r = run_cpu(c);
   const int64_t input = 8 * 2 * 16 * 2;  // s*b*h bf16
   EXPECT_EQ(r.saved_bytes_per_layer[0], (std::vector<int64_t>{input, 0, input, 0, input}));
 }
@@ -186,7 +189,7 @@ TEST(SavedBytes, EveryRecomputeModePeaksAtTheModelsBackwardPeak) {
           c.model.hidden_dropout = p;
           c.run.micro_batches = 2;
           mode.apply(c);
-          const RunRecord r = execute(c, cpu::default_backend());
+          const RunRecord r = run_cpu(c);
           const int64_t want = stage_memory(c).peak_backward_bytes;
           ASSERT_EQ(r.saved_peaks.size(), 2u);
           for (int64_t got : r.saved_peaks)
@@ -205,7 +208,7 @@ TEST(SavedBytes, RetaggedCheckpointInputIsCountedOnce) {
   c.recompute.recompute_granularity = "full";
   c.recompute.recompute_method = "uniform";
   c.recompute.recompute_num_layers = 1;
-  const RunRecord r = execute(c, cpu::default_backend());
+  const RunRecord r = run_cpu(c);
   const int64_t A = 34 * 8 * 2 * 16 + 5 * 2 * 8 * 8 * 2;  // Korthikanti eq. 1, bf16
   EXPECT_EQ(r.saved_peaks.at(0), A);
   EXPECT_EQ(r.saved_peak, A);
