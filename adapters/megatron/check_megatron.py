@@ -29,7 +29,8 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(ROOT, "adapters", "kit"))
 
 from rcts_adapter_kit.errors import AdapterError  # noqa: E402
-from rcts_adapter_kit.judge import dump_name, prepare_out, rcts_check, validate_expectations  # noqa: E402
+from rcts_adapter_kit.judge import (check_json_output, dump_name, prepare_out, rcts_check,  # noqa: E402
+                                    validate_expectations, write_json_output)
 MPIRUN = ["mpirun", "--allow-run-as-root", "--oversubscribe", "--bind-to", "none"]
 MARK = ".rcts-check-megatron"  # says a directory was made by this script (F15)
 
@@ -110,8 +111,9 @@ def one(a, cid, f, world, case):
         [a.megatron_path] * bool(a.megatron_path) + [HERE, os.path.join(ROOT, "adapters", "kit")]))
     ad = run([a.python, "-m", "rcts_megatron", f, "--rcts-dump", rcts_root, "--out", out_root,
               "--world-size", str(world)], env=env)
-    if ad.returncode != 0:
-        return "error", [], [(ad.stdout + ad.stderr).strip()[-400:]]
+    if ad.returncode != 0:  # megatron-core raised (its ERRORED marker says so to rcts check), or bad input
+        said = [l for l in (ad.stdout + ad.stderr).splitlines() if l.startswith(f"raised: {cid}: ")]
+        return "error", [], [said[-1].split(": ", 2)[2] if said else (ad.stdout + ad.stderr).strip()[-400:]]
     if ad.stdout.startswith("skip:"):
         return "skip", [], [ad.stdout.strip().split(": ", 2)[-1]]
     return check_outcome(a.rcts, world, f, out_root, cid)
@@ -157,6 +159,7 @@ def main(argv=None):
     try:
         if a.expect:
             validate_expectations(a.rcts, a.expect, todo[0][1])
+        check_json_output(a.json)
         prepare_out(a.out, ["rcts", "megatron"], MARK, "scripts/check-megatron")
         return judge_all(a, todo, worlds)
     except AdapterError as e:
@@ -194,7 +197,7 @@ def judge_all(a, todo, worlds):
                 res["verdict"] = "pass" if res["outcome"] in ("pass", "skip") else "regression"
                 ok &= res["verdict"] == "pass"
             v = res["verdict"]
-            mark = "" if v in ("pass", "expected-fail", "expected-skip", "not-applicable", "xfail") else f"   <-- {v}"
+            mark = "" if v in ("pass", "expected-fail", "expected-skip", "expected-error", "not-applicable", "xfail") else f"   <-- {v}"
             print(f"{res['outcome'].upper():5} w{w} {cid}" + (f"  [{', '.join(res['failing'])}]" if res["failing"] else "") +
                   (f"  ({res['details'][0][:200]})" if res["outcome"] in ("skip", "error") and res["details"] else "")
                   + mark, flush=True)
@@ -208,8 +211,7 @@ def judge_all(a, todo, worlds):
         counts[res["verdict"]] = counts.get(res["verdict"], 0) + 1
     print("summary: " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())))
     if a.json:
-        with open(a.json, "w") as fh:
-            json.dump(list(results.values()), fh, indent=1)
+        write_json_output(a.json, list(results.values()))
     return 0 if ok else 1
 
 if __name__ == "__main__":

@@ -31,7 +31,8 @@ sys.path.insert(0, os.path.join(ROOT, "adapters", "kit"))
 
 from rcts_adapter_kit.case import Case  # noqa: E402
 from rcts_adapter_kit.errors import AdapterError  # noqa: E402
-from rcts_adapter_kit.judge import dump_name, prepare_out as prepare_dir, rcts_check, validate_expectations  # noqa: E402,E501
+from rcts_adapter_kit.judge import (check_json_output, dump_name, prepare_out as prepare_dir, rcts_check,  # noqa: E402
+                                    validate_expectations, write_json_output)
 
 MODES = ("reentrant", "non_reentrant", "sac", "compile")
 DEFAULT_MODES = "reentrant,non_reentrant,sac"
@@ -142,6 +143,7 @@ def check(a):
         raise AdapterError(f"no case selected from {a.paths} by --filter {a.filter!r}")
     for path in expect.values():
         validate_expectations(a.rcts, path, files[0][1])
+    check_json_output(a.json)
     prepare_out(a.out, modes)
     rcts_root = os.path.join(a.out, "rcts")
     results = {}
@@ -198,7 +200,7 @@ def check(a):
             res = results[cid][mode]
             verdict = verdicts[(cid, 1)][0]
             res["verdict"] = verdict
-            mark = "" if verdict in ("pass", "expected-fail", "expected-skip", "not-applicable", "xfail") \
+            mark = "" if verdict in ("pass", "expected-fail", "expected-skip", "expected-error", "not-applicable", "xfail") \
                 else f"   <-- {verdict}"
             print(f"{res['outcome'].upper():5} {mode:13} {cid}" + (f"  [{', '.join(res['failing'])}]" if res["failing"]
                                                                   else "") +
@@ -215,8 +217,7 @@ def check(a):
             counts[o] = counts.get(o, 0) + 1
         print(f"{mode:13} " + ", ".join(f"{o} {counts.get(o, 0)}" for o in ("pass", "fail", "skip", "error")))
     if a.json:
-        with open(a.json, "w") as fh:
-            json.dump(results, fh, indent=1)
+        write_json_output(a.json, results)
     return 0 if ok else 1
 
 

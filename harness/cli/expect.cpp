@@ -61,32 +61,33 @@ std::string read_text(const fs::path& p) {
   return os.str();
 }
 
-// The reason a skip marker gives. Only a plain file of at most kMaxSkipMarkerBytes is
+// The reason a marker gives. Only a plain file of at most kMaxMarkerBytes is
 // read (a symlink would put any file of the machine into the reports; a huge one would
 // be read whole); line breaks and tabs become spaces, other control characters go, and
 // invalid UTF-8 becomes U+FFFD, so the reason is safe for the terminal and every report.
-std::string read_skip_marker(const fs::path& m) {
+std::string read_marker(const fs::path& m) {
+  const std::string what = m.filename() == kErrorMarker ? "an error marker" : "a skip marker";
   std::error_code ec;
   const auto st = fs::symlink_status(m, ec);
   if (fs::is_symlink(st)) {
     const fs::path to = fs::read_symlink(m, ec);
-    throw Error(m.string() + ": a skip marker must be a plain file, this is a symlink to '" +
+    throw Error(m.string() + ": " + what + " must be a plain file, this is a symlink to '" +
                 visible_controls(to.string()) + "'");
   }
   if (!fs::is_regular_file(st))
-    throw Error(m.string() + ": a skip marker must be a plain file, this is " +
+    throw Error(m.string() + ": " + what + " must be a plain file, this is " +
                 (fs::is_directory(st) ? "a directory" : "not a regular file (a FIFO, socket or device)"));
   const auto size = fs::file_size(m, ec);
-  if (!ec && size > kMaxSkipMarkerBytes)
-    throw Error(m.string() + ": " + std::to_string(size) + " bytes: a skip marker holds one short reason (at most " +
-                std::to_string(kMaxSkipMarkerBytes) + " bytes)");
-  std::string raw(kMaxSkipMarkerBytes + 1, '\0');
+  if (!ec && size > kMaxMarkerBytes)
+    throw Error(m.string() + ": " + std::to_string(size) + " bytes: " + what + " holds one short reason (at most " +
+                std::to_string(kMaxMarkerBytes) + " bytes)");
+  std::string raw(kMaxMarkerBytes + 1, '\0');
   std::ifstream in(m, std::ios::binary);
   in.read(raw.data(), static_cast<std::streamsize>(raw.size()));
   raw.resize(static_cast<size_t>(in.gcount()));
-  if (raw.size() > kMaxSkipMarkerBytes)  // it grew meanwhile
-    throw Error(m.string() + ": more than " + std::to_string(kMaxSkipMarkerBytes) +
-                " bytes: a skip marker holds one short reason");
+  if (raw.size() > kMaxMarkerBytes)  // it grew meanwhile
+    throw Error(m.string() + ": more than " + std::to_string(kMaxMarkerBytes) +
+                " bytes: " + what + " holds one short reason");
   std::string why;
   for (const char ch : raw) {
     const auto c = static_cast<unsigned char>(ch);
@@ -99,25 +100,37 @@ std::string read_skip_marker(const fs::path& m) {
   return why;
 }
 
-// Case id -> the reason its marker gives, for every marker below `dirs`.
-std::map<std::string, std::string> skip_markers(const std::vector<Case>& cases, const std::vector<fs::path>& dirs) {
+struct Marker {
+  bool raised = false;  // ERRORED, else SKIPPED
+  std::string reason;
+  fs::path file;
+};
+
+// Case id -> what its marker says, for every marker below `dirs`.
+std::map<std::string, Marker> case_markers(const std::vector<Case>& cases, const std::vector<fs::path>& dirs) {
   std::map<std::string, const Case*> by_dir;
   for (const auto& c : cases) by_dir.emplace(safe_file_stem(c.id), &c);
-  std::map<std::string, std::string> out;
+  std::map<std::string, Marker> out;
   for (const auto& dir : dirs) {
     if (!fs::is_directory(dir)) continue;  // index_dumps has said so
     std::vector<fs::path> found;
-    for (const auto& e : fs::recursive_directory_iterator(dir))  // read_skip_marker refuses what is no plain file
-      if (e.path().filename() == kSkipMarker) found.push_back(e.path());
+    for (const auto& e : fs::recursive_directory_iterator(dir))  // read_marker refuses what is no plain file
+      if (e.path().filename() == kSkipMarker || e.path().filename() == kErrorMarker) found.push_back(e.path());
     std::sort(found.begin(), found.end());
     for (const auto& m : found) {
       const std::string name = m.parent_path().filename().string();
       const auto c = by_dir.find(name);
       if (c == by_dir.end())
         throw Error(m.string() + ": a skip marker in '" + name + "', which names no case of the case set");
-      const std::string why = read_skip_marker(m);
-      if (why.empty()) throw Error(m.string() + ": an empty skip marker: it must say why the case is skipped");
-      out[c->second->id] = why;
+      const bool raised = m.filename() == kErrorMarker;
+      const std::string why = read_marker(m);
+      if (why.empty())
+        throw Error(m.string() + (raised ? ": an empty error marker: it must say what the implementation raised"
+                                         : ": an empty skip marker: it must say why the case is skipped"));
+      const auto [at, fresh] = out.emplace(c->second->id, Marker{raised, why, m});
+      if (!fresh)
+        throw Error(m.string() + ": case '" + c->second->id + "' has a second marker, " + at->second.file.string() +
+                    ": an implementation either skipped a case or raised in it");
     }
   }
   return out;
@@ -127,7 +140,7 @@ std::map<std::string, std::string> skip_markers(const std::vector<Case>& cases, 
 
 void add_undumped_cases(std::vector<CaseResult>& results, const std::vector<Case>& cases, const std::string& filter,
                         int world_size, const std::vector<fs::path>& dirs, const std::string& implementation) {
-  const auto markers = skip_markers(cases, dirs);
+  const auto markers = case_markers(cases, dirs);
   std::vector<std::string> backends;
   for (const auto& r : results)
     if (std::find(backends.begin(), backends.end(), r.backend) == backends.end()) backends.push_back(r.backend);
@@ -149,8 +162,11 @@ void add_undumped_cases(std::vector<CaseResult>& results, const std::vector<Case
         r.reason = "needs " + ranks_text(c.ranks) + " ranks, this check has " + std::to_string(world_size);
       else if (c.expect.config_error)
         r.reason = kConfigErrorSkip;
-      else if (marker != markers.end())
-        r.reason = "skipped by the implementation: " + marker->second;
+      else if (marker != markers.end() && marker->second.raised) {
+        r.outcome = Outcome::error;
+        r.reason = kImplementationRaised + marker->second.reason;
+      } else if (marker != markers.end())
+        r.reason = "skipped by the implementation: " + marker->second.reason;
       else
         r.reason = "not dumped: no dump of this case below " + where;
       results.push_back(std::move(r));

@@ -39,15 +39,18 @@ ExpectationFile load_expectations(const ExpectOptions& o, const std::vector<Case
 
 // The adapters' marker for a case they cannot express: a file "SKIPPED" (the reason)
 // in the directory named after the case id (the safe file-name rule, harness/io/safe_name.hpp).
-// At most kMaxSkipMarkerBytes, a plain file.
+// At most kMaxMarkerBytes, a plain file.
 inline constexpr const char* kSkipMarker = "SKIPPED";
-inline constexpr size_t kMaxSkipMarkerBytes = 4096;
+// Their marker for a case whose run raised inside the framework (the message): the
+// case's result is an error (kImplementationRaised), which only an "error" entry expects.
+inline constexpr const char* kErrorMarker = "ERRORED";
+inline constexpr size_t kMaxMarkerBytes = 4096;
 
 // rcts check --expect: a skip result for each selected case that has no result, on each
 // backend the dumps name (none: the file's implementation), saying why: the case does
 // not run at this world size, is a config_error case (rcts judges its config alone), its
-// marker's reason, or no dump below `dirs`. A marker for a case not in the set is an
-// rcts::Error naming it.
+// marker's reason, or no dump below `dirs`; an error for a case with an error marker. A
+// marker for a case not in the set, or a second marker for one case, is an rcts::Error.
 void add_undumped_cases(std::vector<CaseResult>& results, const std::vector<Case>& cases, const std::string& filter,
                         int world_size, const std::vector<std::filesystem::path>& dirs,
                         const std::string& implementation);

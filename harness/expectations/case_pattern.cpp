@@ -21,8 +21,22 @@ std::string shown(char c) {
 
 std::string at(size_t i, char c) { return shown(c) + " at offset " + std::to_string(i); }
 
+// A character free text may hold: printable ASCII and the bytes of UTF-8 sequences.
+bool text_char(char c) {
+  const auto u = static_cast<unsigned char>(c);
+  return u >= 0x20 && u != 0x7f;
+}
+
+// A set's member: for case ids an id character; for free text printable ASCII (a byte of
+// a multi-byte UTF-8 character in a set would match one byte, not the character).
+using Alphabet = bool (*)(char);
+bool text_set_char(char c) {
+  const auto u = static_cast<unsigned char>(c);
+  return u >= 0x20 && u < 0x7f;
+}
+
 // The end of the set that opens at `open` (the index of its ']'), or an error.
-std::optional<std::string> set_error(const std::string& p, size_t open, size_t& close) {
+std::optional<std::string> set_error(const std::string& p, size_t open, size_t& close, Alphabet member = id_char) {
   size_t j = open + 1;
   if (j < p.size() && (p[j] == '!' || p[j] == '^')) ++j;
   const size_t first = j;
@@ -34,12 +48,12 @@ std::optional<std::string> set_error(const std::string& p, size_t open, size_t& 
     }
     if (c == '[' && j + 1 < p.size() && (p[j + 1] == ':' || p[j + 1] == '=' || p[j + 1] == '.'))
       return "a POSIX class " + at(j, c) + " (list the characters instead)";
-    if (c == ']') continue;  // first in the set: a member; never in a case id, so harmless
-    if (!id_char(c)) return at(j, c) + " in a set can never match a case id";
+    if (c == ']') continue;  // first in the set: a member
+    if (!member(c)) return at(j, c) + (member == id_char ? " in a set can never match a case id" : " in a set (printable ASCII only)");
     const bool range = c != '-' && j + 2 < p.size() && p[j + 1] == '-' && p[j + 2] != ']';
     if (!range) continue;
     const char hi = p[j + 2];
-    if (!id_char(hi)) return at(j + 2, hi) + " in a set can never match a case id";
+    if (!member(hi)) return at(j + 2, hi) + (member == id_char ? " in a set can never match a case id" : " in a set (printable ASCII only)");
     if (hi < c) return "the range " + std::string{c, '-', hi} + " at offset " + std::to_string(j) + " is reversed";
     j += 2;
   }
@@ -65,7 +79,7 @@ bool in_set(const std::string& p, size_t open, size_t close, char c) {
 
 size_t set_end(const std::string& p, size_t open) {
   size_t close = 0;
-  set_error(p, open, close);
+  set_error(p, open, close, text_set_char);  // the wider alphabet: the pattern is valid already
   return close;
 }
 
@@ -88,8 +102,10 @@ std::optional<std::string> case_pattern_error(const std::string& p) {
   return std::nullopt;
 }
 
-// Iterative match with backtracking to the last '*'.
-bool case_pattern_matches(const std::string& p, const std::string& id) {
+namespace {
+
+// Iterative match with backtracking to the last '*'; the pattern is valid.
+bool glob_matches(const std::string& p, const std::string& id) {
   size_t pi = 0, ti = 0, star = std::string::npos, mark = 0;
   while (ti < id.size()) {
     if (pi < p.size() && p[pi] == '*') {
@@ -119,6 +135,36 @@ bool case_pattern_matches(const std::string& p, const std::string& id) {
   return pi == p.size();
 }
 
+}  // namespace
+
+bool case_pattern_matches(const std::string& p, const std::string& id) { return glob_matches(p, id); }
+
 bool is_case_glob(const std::string& p) { return p.find_first_of("*?[") != std::string::npos; }
+
+std::optional<std::string> reason_pattern_error(const std::string& p) {
+  if (p.find_first_not_of(' ') == std::string::npos) return "an empty reason pattern";
+  for (size_t i = 0; i < p.size(); ++i) {
+    if (p[i] == '[') {
+      size_t close = 0;
+      if (auto why = set_error(p, i, close, text_set_char)) return *why + " (a '[' of the text itself is written [[])";
+      i = close;
+    } else if (!text_char(p[i])) {
+      return at(i, p[i]) + ": a reason holds no control characters";
+    }
+  }
+  return std::nullopt;
+}
+
+bool reason_pattern_matches(const std::string& p, const std::string& text) { return glob_matches(p, text); }
+
+std::string literal_reason_pattern(const std::string& text) {
+  std::string p;
+  for (const char c : text) {
+    if (c == '*' || c == '?' || c == '[') p += std::string{'[', c, ']'};
+    else if (text_char(c)) p += c;
+    else p += '?';  // a control character the report would not show as it is
+  }
+  return p;
+}
 
 }  // namespace rcts::harness

@@ -1,6 +1,7 @@
 #include "harness/expectations/expectation_compare.hpp"
 
 #include "harness/cases/case.hpp"
+#include "harness/expectations/case_pattern.hpp"
 
 #include <algorithm>
 #include <iterator>
@@ -14,7 +15,7 @@ using nlohmann::json;
 namespace {
 
 constexpr Verdict kVerdicts[] = {Verdict::pass,       Verdict::expected_fail,   Verdict::expected_skip,
-                                 Verdict::xfail,      Verdict::not_applicable,  Verdict::regression,
+                                 Verdict::expected_error, Verdict::xfail,      Verdict::not_applicable,  Verdict::regression,
                                  Verdict::unexpected_pass, Verdict::different_failure, Verdict::unexpected_skip};
 
 std::string list_text(const std::vector<std::string>& v) {
@@ -32,7 +33,12 @@ std::string upper(std::string_view s) {
 }
 
 std::string expected_text(const ExpectationEntry& e) {
-  return e.outcome == ExpectedOutcome::fail ? "expected to fail " + list_text(e.checks) : "expected to be skipped";
+  switch (e.outcome) {
+    case ExpectedOutcome::fail: return "expected to fail " + list_text(e.checks);
+    case ExpectedOutcome::skip: return "expected to be skipped for a reason matching '" + e.reason_pattern + "'";
+    case ExpectedOutcome::error: return "expected to error with a reason matching '" + e.reason_pattern + "'";
+  }
+  return "?";
 }
 
 std::string item_text(const SignatureItem& i) {
@@ -65,11 +71,9 @@ ResultVerdict judge(const CaseResult& r, const ExpectationEntry* e) {
       }
       return v;
     case Outcome::skip:
-      if (e && e->outcome == ExpectedOutcome::skip && !e->skip_reason.empty() &&
-          !glob_match(e->skip_reason, r.reason)) {
+      if (e && e->outcome == ExpectedOutcome::skip && !reason_pattern_matches(e->reason_pattern, r.reason)) {
         v.verdict = Verdict::regression;
-        v.note = "expected to be skipped" + by + " for a reason matching '" + e->skip_reason +
-                 "', skipped for another: " + first_line(r.reason);
+        v.note = expected_text(*e) + by + ", skipped for another: " + first_line(r.reason);
       } else if (e && e->outcome == ExpectedOutcome::skip) {
         v.verdict = Verdict::expected_skip;
       } else {
@@ -94,6 +98,12 @@ ResultVerdict judge(const CaseResult& r, const ExpectationEntry* e) {
       } else if (e->outcome == ExpectedOutcome::skip) {
         v.verdict = Verdict::regression;
         v.note = expected_text(*e) + by + ", ran and " + got;
+      } else if (e->outcome == ExpectedOutcome::error && r.outcome == Outcome::error &&
+                 reason_pattern_matches(e->reason_pattern, r.reason)) {
+        v.verdict = Verdict::expected_error;
+      } else if (e->outcome == ExpectedOutcome::error) {
+        v.verdict = Verdict::different_failure;
+        v.note = expected_text(*e) + by + ", " + got;
       } else if (r.outcome != Outcome::error && failed == e->checks && !e->signature.empty() &&
                  failure_signature(r) != e->signature) {
         v.verdict = Verdict::different_failure;
@@ -117,6 +127,7 @@ std::string_view verdict_name(Verdict v) {
     case Verdict::pass: return "pass";
     case Verdict::expected_fail: return "expected-fail";
     case Verdict::expected_skip: return "expected-skip";
+    case Verdict::expected_error: return "expected-error";
     case Verdict::xfail: return "xfail";
     case Verdict::not_applicable: return "not-applicable";
     case Verdict::regression: return "regression";
@@ -146,6 +157,7 @@ bool verdict_allows(Verdict v, Outcome o) {
     case Verdict::expected_fail: return o == Outcome::fail || o == Outcome::xfail;
     case Verdict::expected_skip:
     case Verdict::unexpected_skip: return o == Outcome::skip;
+    case Verdict::expected_error: return o == Outcome::error;
     case Verdict::xfail: return o == Outcome::xfail;
     case Verdict::not_applicable: return true;
     case Verdict::regression:  // also a skip for another reason than its entry's skip_reason
@@ -333,6 +345,10 @@ std::vector<CaseResult> junit_view(const ExpectationComparison& cmp, const std::
         break;
       case Verdict::expected_skip:
         r.reason = "expected-skip (" + entry + ": " + why + "): " + r.reason;
+        break;
+      case Verdict::expected_error:  // a known failure: shown as one, never as an error of the run
+        r.outcome = Outcome::xfail;
+        r.reason = "expected-error (" + entry + ": " + why + ")\n" + r.reason;
         break;
       case Verdict::unexpected_pass:
         if (!cmp.strict) break;

@@ -17,12 +17,13 @@ namespace rcts::harness {
 enum class Verdict {
   pass,               // expected to pass, passed
   expected_fail,      // failed exactly the listed checks
-  expected_skip,
+  expected_skip,      // skipped for a reason its pattern matches
+  expected_error,     // the implementation raised, with a message its pattern matches
   xfail,              // the case file itself expects the failure ("xfail"), no entry
   not_applicable,     // rcts does not run the case here (world size, backend): no verdict
-  regression,         // expected to pass (or to be skipped), failed or errored
+  regression,         // expected to pass (or to be skipped), failed or errored; or skipped for another reason
   unexpected_pass,    // expected to fail or be skipped, passed: remove the entry
-  different_failure,  // expected to fail, failed other checks (or errored)
+  different_failure,  // expected to fail, failed other checks (or errored); expected to error, errored otherwise or failed
   unexpected_skip,    // expected to pass or fail, skipped
 };
 std::string_view verdict_name(Verdict v);  // "expected-fail", ...

@@ -49,6 +49,19 @@ std::vector<std::string> expectable_check_kinds() {
   return kinds;
 }
 
+const char* expected_outcome_name(ExpectedOutcome o) {
+  switch (o) {
+    case ExpectedOutcome::fail: return "fail";
+    case ExpectedOutcome::skip: return "skip";
+    case ExpectedOutcome::error: return "error";
+  }
+  return "?";
+}
+
+const char* reason_pattern_key(ExpectedOutcome o) {
+  return o == ExpectedOutcome::skip ? "skip_reason" : o == ExpectedOutcome::error ? "error_reason" : "";
+}
+
 namespace {
 
 // An issue link: http:// or https://, a host name, then anything without spaces.
@@ -71,20 +84,6 @@ std::string non_empty(const JsonReader& r, const char* what) {
   std::string s = r.str();
   if (s.find_first_not_of(" \t\n") == std::string::npos) r.fail(std::string(what) + " must not be empty");
   return s;
-}
-
-// A skip reason's pattern is an fnmatch(3) glob over free text (glob_match): refused when
-// fnmatch would read an unclosed '[' as a literal, which would match nothing meant.
-void check_reason_glob(const JsonReader& r, const std::string& p) {
-  for (size_t i = 0; i < p.size(); ++i) {
-    if (p[i] != '[') continue;
-    size_t j = i + 1;
-    if (j < p.size() && (p[j] == '!' || p[j] == '^')) ++j;
-    if (j < p.size() && p[j] == ']') ++j;  // a leading ']' is a member
-    j = p.find(']', j);
-    if (j == std::string::npos) r.fail("unclosed '[' in the skip reason's pattern");
-    i = j;
-  }
 }
 
 // The signature of a fail entry: one case, items whose kinds are exactly its checks.
@@ -115,7 +114,7 @@ std::vector<SignatureItem> parse_signature(const JsonReader& sr, const Expectati
 }
 
 ExpectationEntry parse_entry(const JsonReader& r, size_t index, const std::vector<std::string>& kinds) {
-  r.expect_object({"case", "ranks", "outcome", "checks", "signature", "skip_reason", "reason", "issue"});
+  r.expect_object({"case", "ranks", "outcome", "checks", "signature", "skip_reason", "error_reason", "reason", "issue"});
   for (const char* key : {"case", "outcome", "reason"})
     if (!r.has(key)) r.fail("missing key '" + std::string(key) + "'");
   ExpectationEntry e;
@@ -132,13 +131,10 @@ ExpectationEntry parse_entry(const JsonReader& r, size_t index, const std::vecto
     }
   }
   const std::string outcome = r.at("outcome").str();
-  if (outcome == "fail") {
-    e.outcome = ExpectedOutcome::fail;
-  } else if (outcome == "skip") {
-    e.outcome = ExpectedOutcome::skip;
-  } else {
-    r.at("outcome").fail("expected \"fail\" or \"skip\"");
-  }
+  if (outcome == "fail") e.outcome = ExpectedOutcome::fail;
+  else if (outcome == "skip") e.outcome = ExpectedOutcome::skip;
+  else if (outcome == "error") e.outcome = ExpectedOutcome::error;
+  else r.at("outcome").fail("expected \"fail\", \"skip\" or \"error\"");
   if (e.outcome == ExpectedOutcome::fail) {
     if (!r.has("checks")) r.fail("missing key 'checks': a \"fail\" entry lists the check kinds expected to fail");
     const JsonReader cr = r.at("checks");
@@ -156,14 +152,20 @@ ExpectationEntry parse_entry(const JsonReader& r, size_t index, const std::vecto
     std::sort(e.checks.begin(), e.checks.end());
     if (r.has("signature")) e.signature = parse_signature(r.at("signature"), e);
   } else if (r.has("checks")) {
-    r.at("checks").fail("a \"skip\" entry names no checks");
+    r.at("checks").fail("a \"" + outcome + "\" entry names no checks");
   } else if (r.has("signature")) {
-    r.at("signature").fail("a \"skip\" entry has no failure to pin");
+    r.at("signature").fail("a \"" + outcome + "\" entry has no failure to pin");
   }
-  if (r.has("skip_reason")) {
-    if (e.outcome != ExpectedOutcome::skip) r.at("skip_reason").fail("only a \"skip\" entry names a skip reason");
-    e.skip_reason = non_empty(r.at("skip_reason"), "the skip reason");
-    check_reason_glob(r.at("skip_reason"), e.skip_reason);
+  // A skip or an error names its reason: another reason is another outcome, not this one.
+  for (const ExpectedOutcome o : {ExpectedOutcome::skip, ExpectedOutcome::error}) {
+    const char* key = reason_pattern_key(o);
+    if (e.outcome == o && !r.has(key))
+      r.fail(std::string("missing key '") + key + "': a \"" + outcome + "\" entry names the " + expected_outcome_name(o) +
+             "'s reason (a pattern over the reason the report gives, e.g. \"*dense layers only*\")");
+    if (!r.has(key)) continue;
+    if (e.outcome != o) r.at(key).fail(std::string("only a \"") + expected_outcome_name(o) + "\" entry has it");
+    e.reason_pattern = r.at(key).str();
+    if (auto why = reason_pattern_error(e.reason_pattern)) r.at(key).fail(*why);
   }
   e.reason = non_empty(r.at("reason"), "the reason");
   if (e.reason.rfind(kReasonPlaceholder, 0) == 0)
@@ -258,7 +260,7 @@ std::string expectation_file_text(const ExpectationFile& f) {
     t += i ? ",\n" : "\n";
     t += "    {\n      \"case\": " + q(e.case_pattern) + ",\n";
     if (!e.ranks.empty()) t += "      \"ranks\": [" + ranks_text(e.ranks) + "],\n";
-    t += std::string("      \"outcome\": ") + (e.outcome == ExpectedOutcome::fail ? "\"fail\"" : "\"skip\"") + ",\n";
+    t += std::string("      \"outcome\": ") + q(expected_outcome_name(e.outcome)) + ",\n";
     if (e.outcome == ExpectedOutcome::fail) {
       std::string list;
       for (const auto& k : e.checks) list += (list.empty() ? "" : ", ") + q(k);
@@ -273,7 +275,8 @@ std::string expectation_file_text(const ExpectationFile& f) {
         t += "\n      ],\n";
       }
     }
-    if (!e.skip_reason.empty()) t += "      \"skip_reason\": " + q(e.skip_reason) + ",\n";
+    if (e.outcome != ExpectedOutcome::fail)
+      t += std::string("      \"") + reason_pattern_key(e.outcome) + "\": " + q(e.reason_pattern) + ",\n";
     t += "      \"reason\": " + q(e.reason);
     if (!e.issue.empty()) t += ",\n      \"issue\": " + q(e.issue);
     t += "\n    }";

@@ -17,7 +17,14 @@ namespace rcts::harness {
 inline constexpr const char* kExpectationsFormat = "rcts-expectations";
 inline constexpr int kExpectationsVersion = 1;
 
-enum class ExpectedOutcome { fail, skip };
+// fail: checks fail; skip: the case is not run, for a named reason; error: the
+// implementation raised (an adapter's ERRORED marker), with a named message.
+enum class ExpectedOutcome { fail, skip, error };
+
+// How a result's reason starts when the implementation itself raised (an adapter's
+// ERRORED marker, harness/cli/expect.hpp): the one error an entry can expect. Any other
+// error is rcts's or the dump's, to be fixed, never expected.
+inline constexpr const char* kImplementationRaised = "the implementation raised: ";
 
 // One failing check of a failure's signature: its kind, the run its message names (the
 // text before the message's first ": ", e.g. "baseline"; empty when there is none) and
@@ -38,9 +45,10 @@ struct ExpectationEntry {
   ExpectedOutcome outcome = ExpectedOutcome::fail;
   std::vector<std::string> checks;  // fail: exactly the kinds expected to fail (sorted)
   std::vector<SignatureItem> signature;  // fail, one case: every failing check as seen (sorted); empty: not pinned
-  // skip: a glob the skip's reason must match (empty: any reason); a skip for another
-  // reason (an adapter's crash, say) is a regression, not the expected skip.
-  std::string skip_reason;
+  // skip and error (required): a reason pattern (case_pattern.hpp) the result's reason
+  // must match ("skip_reason", "error_reason"); a skip or an error for another reason
+  // (an adapter's crash in its own setup, say) is not the expected one.
+  std::string reason_pattern;
   std::string reason;
   std::string issue;  // optional URL
 
@@ -63,6 +71,11 @@ struct CaseInfo {
 
 // The check kinds an entry may name: every result kind a check can report.
 std::vector<std::string> expectable_check_kinds();
+
+// "fail", "skip", "error": the file's word for an outcome.
+const char* expected_outcome_name(ExpectedOutcome o);
+// "skip_reason" or "error_reason"; "" for fail.
+const char* reason_pattern_key(ExpectedOutcome o);
 
 // Throws rcts::Error naming `file`, the JSON path and the value.
 ExpectationFile parse_expectation_file(const nlohmann::json& j, const std::string& file);

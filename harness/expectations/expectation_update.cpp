@@ -3,6 +3,7 @@
 #include "harness/expectations/case_pattern.hpp"
 
 #include <algorithm>
+#include <optional>
 #include <set>
 #include <sstream>
 
@@ -78,24 +79,44 @@ ExpectationUpdate propose_update(const ExpectationComparison& cmp, const std::ve
     if (!verdict_fails(v.verdict, true) || !seen.insert(r.id).second) continue;
     const auto failed = failing_checks(r);
     const bool can_fail = r.outcome != Outcome::error && !failed.empty();
-    const std::string todo = std::string(kReasonPlaceholder) + " " + first_line(r.reason);
-    if (!v.entry) {
-      ExpectationEntry e;
-      e.case_pattern = r.id;
-      e.ranks = ranks_of(r.id);
-      if (v.verdict == Verdict::unexpected_skip) {
+    const bool raised = r.outcome == Outcome::error && r.reason.rfind(kImplementationRaised, 0) == 0;
+    // The entry expecting what was seen (nullopt: an error, which is no expectation).
+    auto expect_seen = [&](ExpectationEntry e) -> std::optional<ExpectationEntry> {
+      e.checks.clear();
+      e.signature.clear();
+      e.reason_pattern.clear();
+      if (v.verdict == Verdict::unexpected_skip || (r.outcome == Outcome::skip && v.verdict == Verdict::regression)) {
         e.outcome = ExpectedOutcome::skip;
+      } else if (raised) {
+        e.outcome = ExpectedOutcome::error;
       } else if (can_fail) {
         e.outcome = ExpectedOutcome::fail;
         e.checks = failed;
-        e.signature = failure_signature(r);
+        if (!is_case_glob(e.case_pattern)) e.signature = failure_signature(r);
+        return e;
       } else {
+        return std::nullopt;
+      }
+      e.reason_pattern = literal_reason_pattern(first_line(r.reason));
+      return e;
+    };
+    auto seen_text = [](const ExpectationEntry& e) {
+      return e.outcome == ExpectedOutcome::fail ? "fail " + list_text(e.checks) : std::string(expected_outcome_name(e.outcome));
+    };
+    const std::string todo = std::string(kReasonPlaceholder) + " " + first_line(r.reason);
+    if (!v.entry) {
+      ExpectationEntry fresh;
+      fresh.case_pattern = r.id;
+      fresh.ranks = ranks_of(r.id);
+      auto seen_entry = expect_seen(fresh);
+      if (!seen_entry) {
         up.by_hand.push_back(r.id + ": " + v.note + ": an error is no expectation; fix the run");
         continue;
       }
+      ExpectationEntry& e = *seen_entry;
       e.reason = todo;
       added.push_back(e);
-      up.added.push_back(r.id + ": expect " + (e.outcome == ExpectedOutcome::skip ? "skip" : "fail " + list_text(e.checks)) +
+      up.added.push_back(r.id + ": expect " + seen_text(e) +
                          " (" + std::string(verdict_name(v.verdict)) + "); give the reason");
       continue;
     }
@@ -128,18 +149,12 @@ ExpectationUpdate propose_update(const ExpectationComparison& cmp, const std::ve
       up.by_hand.push_back(e.label() + ": " + r.id + ": " + v.note + ": the entry covers more cases or world sizes; edit it");
       continue;
     }
-    if (v.verdict == Verdict::unexpected_skip) {
-      e.outcome = ExpectedOutcome::skip;
-      e.checks.clear();
-      e.signature.clear();
-    } else if (can_fail) {
-      e.outcome = ExpectedOutcome::fail;
-      e.checks = failed;
-      e.signature = is_case_glob(e.case_pattern) ? std::vector<SignatureItem>{} : failure_signature(r);
-    } else {
+    auto seen_entry = expect_seen(e);
+    if (!seen_entry) {
       up.by_hand.push_back(e.label() + ": " + r.id + ": " + v.note + ": an error is no expectation; fix the run");
       continue;
     }
+    e = *seen_entry;
     e.reason = std::string(kReasonPlaceholder) + " was: " + e.reason;
     up.changed.push_back(r.id + ": " + v.note + "; check the reason");
   }

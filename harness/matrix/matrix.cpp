@@ -192,6 +192,7 @@ std::string cell_text(const MatrixCell& c) {
   const std::string& v = c.verdict;
   if (v == "expected-fail") return "expected-fail" + checks;
   if (v == "expected-skip") return "expected-skip";
+  if (v == "expected-error") return "expected-error" + why;
   if (v == "unexpected-pass") return "pass (unexpected)";
   if (v == "regression" || v == "different-failure") {
     const std::string what = c.outcome == "error" ? "error" : c.outcome == "skip" ? "skip" : "fail" + checks;
@@ -205,7 +206,7 @@ std::string cell_text(const MatrixCell& c) {
 
 std::string cell_class(const MatrixCell& c) {
   const std::string& v = c.verdict;
-  if (v == "expected-fail" || v == "expected-skip") return "expected";
+  if (v == "expected-fail" || v == "expected-skip" || v == "expected-error") return "expected";
   if (v == "unexpected-pass") return "warn";
   if (v == "regression" || v == "different-failure" || v == "unexpected-skip") return "fail";
   return c.outcome;

@@ -66,6 +66,10 @@ expect 2 "$work/exp.json: /entries/0/reason" -- "$root/scripts/check-pytorch" "$
 echo '{"format": "rcts-expectations", "version": 1, "implementation": "pytorch-reentrant", "implementation_version": "x", "entries": [{"case": "a", "outcome": "fail", "checks": ["bitwse"], "reason": "r"}]}' > "$work/exp2.json"
 expect 2 "$work/exp2.json: /entries/0/checks/0 = \"bitwse\": unknown check kind" -- "$root/scripts/check-pytorch" "$case_ok" --rcts "$rcts" --modes reentrant --expect "$work/exp2.json" --out "$work/c5"
 
+# A --json that cannot be written is refused before the run, by both drivers (not a traceback after it).
+expect 2 "--json $work/no/such/dir/r.json: cannot write into" -- "$root/scripts/check-pytorch" "$case_ok" --rcts "$rcts" --modes reentrant --json "$work/no/such/dir/r.json" --out "$work/c6"
+expect 2 "--json $work: a directory" -- "$root/scripts/check-megatron" "$case_ok" --rcts "$rcts" --python "$py" --json "$work" --out "$work/m3"
+
 # scripts/check-megatron refuses what check-pytorch refuses: bad case files, bad --ranks.
 echo '[{"id": "a"}]' > "$work/array.json"
 for f in notjson.json id.json ranks.json array.json missing.json; do

@@ -151,22 +151,33 @@ class Judge(unittest.TestCase):
     def test_verdicts_are_rcts_checks(self):
         from rcts_adapter_kit.judge import rcts_check
         dumps = os.path.join(self.tmp, "dumps")
-        os.makedirs(os.path.join(dumps, "moe.ep1"))
-        with open(os.path.join(dumps, "moe.ep1", "SKIPPED"), "w") as f:
-            f.write("skipped by the implementation: dense only\n")
+        from rcts_adapter_kit.dump import ERRORED, SKIPPED, mark_case
+        mark_case(dumps, "moe.ep1", SKIPPED, "dense only")
         cases = [os.path.join(self.ROOT, "cases", "moe", "ep1.json"),
                  os.path.join(self.ROOT, "cases", "rng", "attention_dropout_only.json")]
-        e = self.expectation([{"case": "moe.*", "outcome": "skip", "reason": "dense only"}])
+        e = self.expectation([{"case": "moe.*", "outcome": "skip", "skip_reason": "*: dense only", "reason": "dense only"}])
         j = rcts_check(self.rcts, dumps, os.path.join(self.tmp, "r.json"), cases, e)
         self.assertEqual(j.case("moe.ep1")[3], "expected-skip")
         # Not dumped, and no entry: rcts says unexpected-skip and exits 1.
         self.assertEqual(j.case("rng.attention_dropout_only")[3], "unexpected-skip")
         self.assertEqual(j.returncode, 1)
         self.assertIn("UNEXPECTED-SKIP", j.expectations_text().upper())
-        e = self.expectation([{"case": "moe.*", "outcome": "skip", "reason": "dense only"},
-                              {"case": "rng.attention_dropout_only", "outcome": "skip", "reason": "not run"}])
+        e = self.expectation([{"case": "moe.*", "outcome": "skip", "skip_reason": "*: dense only", "reason": "dense only"},
+                              {"case": "rng.attention_dropout_only", "outcome": "skip", "skip_reason": "not dumped: *",
+                               "reason": "not run"}])
         j = rcts_check(self.rcts, dumps, os.path.join(self.tmp, "r.json"), cases, e)
         self.assertEqual((j.returncode, j.case("rng.attention_dropout_only")[3]), (0, "expected-skip"))
+        # The framework raised: the marker replaces the skip, and the skip entry does not absorb it.
+        mark_case(dumps, "moe.ep1", ERRORED, "megatron-core raised: run 'full': IndexError: index 3\x1b[0m")
+        self.assertEqual(os.listdir(os.path.join(dumps, "moe.ep1")), ["ERRORED"])
+        j = rcts_check(self.rcts, dumps, os.path.join(self.tmp, "r.json"), cases, e)
+        self.assertEqual((j.returncode, j.case("moe.ep1")[0], j.case("moe.ep1")[3]), (1, "error", "regression"))
+        e = self.expectation([{"case": "moe.*", "outcome": "error", "error_reason": "*IndexError: index 3*",
+                               "reason": "raises"},
+                              {"case": "rng.attention_dropout_only", "outcome": "skip", "skip_reason": "not dumped: *",
+                               "reason": "not run"}])
+        j = rcts_check(self.rcts, dumps, os.path.join(self.tmp, "r.json"), cases, e)
+        self.assertEqual((j.returncode, j.case("moe.ep1")[3]), (0, "expected-error"))
         # A refused expectation file is bad input, named by rcts.
         e = self.expectation([{"case": "moe.*", "outcome": "maybe", "reason": "r"}])
         with self.assertRaises(AdapterError) as err:

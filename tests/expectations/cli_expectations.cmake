@@ -136,6 +136,27 @@ rcts_expect(check_unexpected_skip 1 "UNEXPECTED-SKIP +full.block.f32: expected t
 file(REMOVE ${OUT}/dumps/full.block.f32/SKIPPED)
 rcts_expect(check_not_dumped 1 "UNEXPECTED-SKIP +full.block.f32: expected to pass, skipped: not dumped: no dump of this case below"
             check ${OUT}/dumps --cases ${set} --expect ${DATA}/empty.json)
+# A skip for another reason than its entry's is a regression, not the expected skip.
+file(WRITE ${OUT}/dumps/full.block.f32/SKIPPED "raised TypeError in the adapter's seeding\n")
+rcts_expect(check_skip_other_reason 1 "REGRESSION +full.block.f32.*skipped for another: skipped by the implementation: raised TypeError"
+            check ${OUT}/dumps --cases ${set} --expect ${DATA}/check_skip.json)
+file(REMOVE ${OUT}/dumps/full.block.f32/SKIPPED)
+# An ERRORED marker (the framework raised): an error, which only an "error" entry whose
+# pattern matches the message expects; a skip entry never absorbs it.
+file(WRITE ${OUT}/dumps/full.block.f32/ERRORED "run 'full': IndexError: list index out of range at core/block.py:9\n")
+rcts_expect(check_raised_expected 0 "1 expected-error.*expectations met" check ${OUT}/dumps --cases ${set}
+            --expect ${DATA}/check_error.json)
+rcts_expect(check_raised_no_entry 1 "REGRESSION +full.block.f32.*expected to pass, errored: the implementation raised: run 'full': IndexError"
+            check ${OUT}/dumps --cases ${set} --expect ${DATA}/empty.json)
+rcts_expect(check_raised_under_skip 1 "REGRESSION +full.block.f32.*ran and errored: the implementation raised"
+            check ${OUT}/dumps --cases ${set} --expect ${DATA}/check_skip.json)
+file(WRITE ${OUT}/dumps/full.block.f32/ERRORED "run 'full': TypeError: seed\n")
+rcts_expect(check_raised_otherwise 1 "DIFFERENT-FAILURE +full.block.f32.*errored: the implementation raised: run 'full': TypeError"
+            check ${OUT}/dumps --cases ${set} --expect ${DATA}/check_error.json)
+file(WRITE ${OUT}/dumps/full.block.f32/SKIPPED "cannot express it\n")
+rcts_expect(check_two_markers 2 "has a second marker.*either skipped a case or raised in it" check ${OUT}/dumps
+            --cases ${set} --expect ${DATA}/empty.json)
+file(REMOVE ${OUT}/dumps/full.block.f32/SKIPPED ${OUT}/dumps/full.block.f32/ERRORED)
 file(WRITE ${OUT}/dumps/no_such_case/SKIPPED "why\n")
 rcts_expect(check_marker_unknown 2 "no_such_case/SKIPPED: a skip marker in 'no_such_case', which names no case" check
             ${OUT}/dumps --cases ${set} --expect ${DATA}/empty.json)

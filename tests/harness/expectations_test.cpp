@@ -3,6 +3,7 @@
 // multi-rank runs, the reports and --update-expectations.
 #include <gtest/gtest.h>
 
+#include "harness/expectations/case_pattern.hpp"
 #include "harness/expectations/expectation_compare.hpp"
 #include "harness/expectations/expectation_file.hpp"
 #include "harness/expectations/expectation_update.hpp"
@@ -37,7 +38,9 @@ std::string entry_error(json entry) { return parse_error(file_with(json::array({
 json fail_entry(const std::string& c, std::vector<std::string> checks) {
   return {{"case", c}, {"outcome", "fail"}, {"checks", checks}, {"reason", "why"}};
 }
-json skip_entry(const std::string& c) { return {{"case", c}, {"outcome", "skip"}, {"reason", "cannot express it"}}; }
+json skip_entry(const std::string& c) {
+  return {{"case", c}, {"outcome", "skip"}, {"skip_reason", "*"}, {"reason", "cannot express it"}};
+}
 
 CaseResult result(const std::string& id, Outcome o, std::vector<std::pair<std::string, Outcome>> checks = {},
                   const std::string& reason = "") {
@@ -76,11 +79,11 @@ TEST(ExpectationFile, RefusesBadInputNamingPathAndValue) {
   has(entry_error({{"case", "a"}, {"outcome", "skip"}, {"reason", "r"}, {"bogus", 1}}),
       "exp.json: /entries/0/bogus = 1: unknown key 'bogus'");
   has(entry_error({{"case", 3}, {"outcome", "skip"}, {"reason", "r"}}), "/entries/0/case = 3: expected a string");
-  has(entry_error({{"case", "a"}, {"outcome", "skip"}, {"reason", "  "}}), "/entries/0/reason = \"  \": the reason must not be empty");
+  has(entry_error({{"case", "a"}, {"outcome", "skip"}, {"skip_reason", "*"}, {"reason", "  "}}), "/entries/0/reason = \"  \": the reason must not be empty");
   has(entry_error({{"case", "a"}, {"outcome", "skip"}}), "/entries/0 = ");
   has(entry_error({{"case", "a"}, {"outcome", "skip"}}), "missing key 'reason'");
   has(entry_error({{"case", "a"}, {"outcome", "xfail"}, {"reason", "r"}}),
-      "/entries/0/outcome = \"xfail\": expected \"fail\" or \"skip\"");
+      "/entries/0/outcome = \"xfail\": expected \"fail\", \"skip\" or \"error\"");
   has(entry_error(fail_entry("a", {"memory", "speed"})), "/entries/0/checks/1 = \"speed\": unknown check kind");
   has(entry_error(fail_entry("a", {})), "/entries/0/checks = []: empty");
   has(entry_error({{"case", "a"}, {"outcome", "fail"}, {"reason", "r"}}), "missing key 'checks'");
@@ -89,10 +92,10 @@ TEST(ExpectationFile, RefusesBadInputNamingPathAndValue) {
   has(entry_error({{"case", "a"}, {"outcome", "skip"}, {"reason", "r"}, {"ranks", {1, 1}}}),
       "/entries/0/ranks/1 = 1: world size listed twice");
   has(entry_error({{"case", "a"}, {"outcome", "skip"}, {"reason", "r"}, {"ranks", {0}}}), "/entries/0/ranks/0 = 0: out of range");
-  has(entry_error({{"case", "a"}, {"outcome", "skip"}, {"reason", "r"}, {"issue", "#12"}}),
+  has(entry_error({{"case", "a"}, {"outcome", "skip"}, {"skip_reason", "*"}, {"reason", "r"}, {"issue", "#12"}}),
       "/entries/0/issue = \"#12\": expected a URL");
   has(entry_error({{"case", "moe.[ab"}, {"outcome", "skip"}, {"reason", "r"}}), "unclosed '['");
-  has(entry_error({{"case", "a"}, {"outcome", "skip"}, {"reason", "TODO(review): x"}}), "placeholder");
+  has(entry_error({{"case", "a"}, {"outcome", "skip"}, {"skip_reason", "*"}, {"reason", "TODO(review): x"}}), "placeholder");
   json j = file_with(json::array());
   j["format"] = "rcts-results";
   has(parse_error(j), "/format = \"rcts-results\": not an expectation file");
@@ -329,16 +332,106 @@ TEST(ExpectationCompare, AnExpectedSkipForAnotherReasonIsARegression) {
   const auto crash = result("moe.ep1", Outcome::skip, {}, "skipped by the implementation: raised TypeError: seed");
   cmp = compare_expectations(f, cases, {crash}, {true}, 1, false);
   EXPECT_EQ(cmp.results[0].verdict, Verdict::regression);
-  EXPECT_EQ(cmp.results[0].note, "expected to be skipped (entry 0 ('moe.*')) for a reason matching "
-                                 "'*MoE experts are not mapped*', skipped for another: skipped by the "
+  EXPECT_EQ(cmp.results[0].note, "expected to be skipped for a reason matching '*MoE experts are not mapped*' "
+                                 "(entry 0 ('moe.*')), skipped for another: skipped by the "
                                  "implementation: raised TypeError: seed");
   EXPECT_FALSE(cmp.ok());
   // Only a skip entry names a skip reason; the text round-trips.
   json bad = fail_entry("moe.*", {"memory"});
   bad["skip_reason"] = "*x*";
   EXPECT_NE(entry_error(bad).find("/entries/0/skip_reason"), std::string::npos);
-  EXPECT_EQ(parse_expectation_file(json::parse(expectation_file_text(f)), "again.json").entries[0].skip_reason,
+  EXPECT_EQ(parse_expectation_file(json::parse(expectation_file_text(f)), "again.json").entries[0].reason_pattern,
             "*MoE experts are not mapped*");
+}
+
+json error_entry(const std::string& c, const std::string& pattern) {
+  return {{"case", c}, {"outcome", "error"}, {"error_reason", pattern}, {"reason", "megatron-core raises here"}};
+}
+
+TEST(ExpectationFile, ASkipOrAnErrorNamesItsReason) {
+  EXPECT_NE(entry_error({{"case", "moe.*"}, {"outcome", "skip"}, {"reason", "r"}})
+                .find("missing key 'skip_reason': a \"skip\" entry names the skip's reason"),
+            std::string::npos);
+  EXPECT_NE(entry_error({{"case", "a"}, {"outcome", "error"}, {"reason", "r"}}).find("missing key 'error_reason'"),
+            std::string::npos);
+  json wrong = error_entry("a", "*x*");
+  wrong["skip_reason"] = "*x*";
+  EXPECT_NE(entry_error(wrong).find("/entries/0/skip_reason = \"*x*\": only a \"skip\" entry has it"), std::string::npos)
+      << entry_error(wrong);
+  json on_fail = fail_entry("a", {"memory"});
+  on_fail["error_reason"] = "*x*";
+  EXPECT_NE(entry_error(on_fail).find("/entries/0/error_reason"), std::string::npos);
+  json checks = error_entry("a", "*x*");
+  checks["checks"] = {"memory"};
+  EXPECT_NE(entry_error(checks).find("a \"error\" entry names no checks"), std::string::npos);
+  // Patterns are refused where rcts would not match them as written.
+  EXPECT_NE(entry_error(error_entry("a", "*[RuntimeError*")).find("an unclosed '['"), std::string::npos);
+  EXPECT_NE(entry_error(error_entry("a", "x\ty")).find("byte 0x09 at offset 1"), std::string::npos);
+  EXPECT_NE(entry_error(error_entry("a", "  ")).find("an empty reason pattern"), std::string::npos);
+  EXPECT_NE(entry_error(error_entry("a", "[\xc3\xa9]")).find("printable ASCII only"), std::string::npos);
+  // Round trip, keys in the documented order.
+  const auto f = parse(json::array({error_entry("a", "*boom [[]x]*")}));
+  const std::string text = expectation_file_text(f);
+  EXPECT_NE(text.find("\"outcome\": \"error\",\n      \"error_reason\": \"*boom [[]x]*\",\n      \"reason\""),
+            std::string::npos)
+      << text;
+  EXPECT_EQ(parse_expectation_file(json::parse(text), "again.json").entries[0].reason_pattern, "*boom [[]x]*");
+}
+
+TEST(ExpectationFile, ReasonPatternsMatchFreeTextLiterally) {
+  EXPECT_TRUE(reason_pattern_matches("*dense layers only*", "skipped by the implementation: dense layers only (MoE)"));
+  EXPECT_FALSE(reason_pattern_matches("*dense layers only", "dense layers only (MoE)"));  // anchored at the end
+  EXPECT_TRUE(reason_pattern_matches("a\\b?c", "a\\bXc"));  // a backslash is itself, not an escape
+  EXPECT_TRUE(reason_pattern_matches("list[[]0]", "list[0]"));
+  EXPECT_FALSE(reason_pattern_matches("list[[]0]", "list0]"));
+  const std::string text = "run 'full': IndexError: list index [3] * 2? at layer.py:7";
+  const std::string lit = literal_reason_pattern(text);
+  EXPECT_EQ(lit, "run 'full': IndexError: list index [[]3] [*] 2[?] at layer.py:7");
+  EXPECT_FALSE(reason_pattern_error(lit).has_value());
+  EXPECT_TRUE(reason_pattern_matches(lit, text));
+  EXPECT_FALSE(reason_pattern_matches(lit, "run 'full': IndexError: list index 3 * 2? at layer.py:7"));
+  EXPECT_FALSE(reason_pattern_matches(lit, "run 'full': IndexError: list index [3] x 2? at layer.py:7"));
+}
+
+TEST(ExpectationCompare, AnExpectedErrorIsTheOneItsPatternNames) {
+  const auto f = parse(json::array({error_entry("full.uniform", "*IndexError: list index out of range*")}));
+  const std::vector<CaseInfo> cases = {{"full.uniform", {1}}};
+  auto judged = [&](const CaseResult& r) { return compare_expectations(f, cases, {r}, {true}, 1, false); };
+  const std::string raised = std::string(kImplementationRaised) + "run 'full': IndexError: list index out of range";
+  auto cmp = judged(result("full.uniform", Outcome::error, {}, raised));
+  EXPECT_EQ(cmp.results[0].verdict, Verdict::expected_error);
+  EXPECT_TRUE(cmp.ok());
+  // The framework raising something else, failing its checks, being skipped or passing:
+  // each a difference the run reports.
+  cmp = judged(result("full.uniform", Outcome::error, {}, std::string(kImplementationRaised) + "TypeError: seed"));
+  EXPECT_EQ(cmp.results[0].verdict, Verdict::different_failure);
+  EXPECT_EQ(cmp.results[0].note, "expected to error with a reason matching '*IndexError: list index out of range*' "
+                                 "(entry 0 ('full.uniform')), errored: the implementation raised: TypeError: seed");
+  EXPECT_FALSE(cmp.ok());
+  EXPECT_EQ(judged(result("full.uniform", Outcome::fail, {{"rng", Outcome::fail}})).results[0].verdict,
+            Verdict::different_failure);
+  EXPECT_EQ(judged(result("full.uniform", Outcome::skip, {}, "not dumped")).results[0].verdict, Verdict::unexpected_skip);
+  EXPECT_EQ(judged(result("full.uniform", Outcome::pass)).results[0].verdict, Verdict::unexpected_pass);
+  // A skip entry never absorbs a raise, and a raise without an entry is a regression.
+  const auto skips = parse(json::array({skip_entry("full.*")}));
+  EXPECT_EQ(compare_expectations(skips, cases, {result("full.uniform", Outcome::error, {}, raised)}, {true}, 1, false)
+                .results[0]
+                .verdict,
+            Verdict::regression);
+  // --update-expectations proposes an error entry for a raise, pinned by its message;
+  // and a skip entry pinned by its reason.
+  const auto none = parse(json::array());
+  const std::vector<CaseInfo> two = {{"full.uniform", {1}}, {"moe.ep1", {1}}};
+  const std::vector<CaseResult> rs = {result("full.uniform", Outcome::error, {}, raised),
+                                      result("moe.ep1", Outcome::skip, {}, "skipped by the implementation: MoE [dense*]")};
+  const auto up = propose_update(compare_expectations(none, two, rs, {true, true}, 1, false), two, rs);
+  ASSERT_EQ(up.added.size(), 2u);
+  EXPECT_EQ(up.added[0], "full.uniform: expect error (regression); give the reason");
+  ASSERT_EQ(up.proposed.entries.size(), 2u);
+  EXPECT_EQ(up.proposed.entries[0].outcome, ExpectedOutcome::error);
+  EXPECT_EQ(up.proposed.entries[0].reason_pattern, raised);
+  EXPECT_EQ(up.proposed.entries[1].reason_pattern, "skipped by the implementation: MoE [[]dense[*]]");
+  EXPECT_TRUE(up.by_hand.empty());
 }
 
 TEST(ExpectationCompare, UnknownCaseIdsAreStaleEntries) {
@@ -371,7 +464,8 @@ TEST_F(Verdicts, UpdateProposesAReviewableFile) {
                             "check the reason",
                             "skipped.fail: expected to fail [masks] (entry 4 ('skipped.fail')), skipped: adapter skipped; "
                             "check the reason",
-                            "ran.fail: expected to be skipped (entry 5 ('ran.fail')), ran and failed [rng]; check the reason"}));
+                            "ran.fail: expected to be skipped for a reason matching '*' (entry 5 ('ran.fail')), ran and failed [rng]; "
+                            "check the reason"}));
   EXPECT_EQ(up.by_hand.size(), 1u);  // errored: an error is no expectation
   EXPECT_NE(up.by_hand[0].find("an error is no expectation"), std::string::npos);
   const std::string text = expectation_file_text(up.proposed);

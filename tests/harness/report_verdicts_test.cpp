@@ -40,7 +40,7 @@ RunHeader header(int ranks, const std::string& sha = "abc", uint64_t seed = 0) {
 json judged_report() {
   const json entries = std::vector<json>{
       {{"case", "c.exp"}, {"outcome", "fail"}, {"checks", {"memory"}}, {"reason", "r"}},
-      {{"case", "c.skip"}, {"outcome", "skip"}, {"reason", "r"}},
+      {{"case", "c.skip"}, {"outcome", "skip"}, {"skip_reason", "*"}, {"reason", "r"}},
   };
   static const ExpectationFile f = parse_expectation_file(
       {{"format", "rcts-expectations"}, {"version", 1}, {"implementation", "t"}, {"implementation_version", "1"},
@@ -145,8 +145,10 @@ TEST(ReportConsistency, JudgingNeverContradictsTheRule) {
       {{"case", "x"}, {"outcome", "fail"}, {"checks", {"memory"}}, {"reason", "r"}},
       {{"case", "x"}, {"outcome", "fail"}, {"checks", {"memory"}}, {"reason", "r"},
        {"signature", std::vector<json>{{{"check", "memory"}, {"run", "baseline"}, {"differs", "memory differs"}}}}},
-      {{"case", "x"}, {"outcome", "skip"}, {"reason", "r"}},
+      {{"case", "x"}, {"outcome", "skip"}, {"skip_reason", "*"}, {"reason", "r"}},
       {{"case", "x"}, {"outcome", "skip"}, {"skip_reason", "*dense only*"}, {"reason", "r"}},
+      {{"case", "x"}, {"outcome", "error"}, {"error_reason", "*"}, {"reason", "r"}},
+      {{"case", "x"}, {"outcome", "error"}, {"error_reason", "*boom*"}, {"reason", "r"}},
   };
   const std::vector<std::vector<std::string>> failing = {{}, {"memory"}, {"masks"}, {"masks", "memory"}};
   int judged = 0;
@@ -165,7 +167,7 @@ TEST(ReportConsistency, JudgingNeverContradictsTheRule) {
           ++judged;
         }
   }
-  EXPECT_EQ(judged, 5 * (4 * 4 * 2 + 2));
+  EXPECT_EQ(judged, 7 * (4 * 4 * 2 + 2));
 }
 
 // --- merge-reports --------------------------------------------------------------------

@@ -40,7 +40,12 @@ std::string entry_error(json entry) {
   return "";
 }
 
-json skip_entry(const std::string& c) { return {{"case", c}, {"outcome", "skip"}, {"reason", "r"}}; }
+json skip_entry(const std::string& c) {
+  return {{"case", c}, {"outcome", "skip"}, {"skip_reason", "*dense only*"}, {"reason", "r"}};
+}
+json error_entry(const std::string& c, const std::string& pattern) {
+  return {{"case", c}, {"outcome", "error"}, {"error_reason", pattern}, {"reason", "r"}};
+}
 json fail_entry(const std::string& c, std::vector<std::string> checks) {
   return {{"case", c}, {"outcome", "fail"}, {"checks", checks}, {"reason", "r"}};
 }
@@ -384,7 +389,7 @@ TEST(ExpectationFilter, WarnsOnlyAboutEntriesForTheSelectedCases) {
   at4["ranks"] = {4};
   const auto f = parse({skip_entry("gone.x"), skip_entry("moe.*"), at4, skip_entry("sel.b")});
   const std::vector<CaseInfo> cases = {{"sel.a", {1}}, {"sel.b", {1}}, {"moe.x", {1}}};
-  const std::vector<CaseResult> results = {result("sel.a", Outcome::pass), result("sel.b", Outcome::skip)};
+  const std::vector<CaseResult> results = {result("sel.a", Outcome::pass), result("sel.b", Outcome::skip, {}, "dense only")};
   struct Row {
     std::string filter;
     std::vector<std::string> statuses;
@@ -445,6 +450,16 @@ std::vector<ClassRow> class_rows() {
        "fail: rng (regression)", "fail"},
       {fail_entry("c.unskip", {"memory"}), result("c.unskip", Outcome::skip, {}, "adapter refused"), "unexpected-skip",
        "fail", "skip (unexpected): adapter refused", "fail"},
+      {skip_entry("c.reskip"), result("c.reskip", Outcome::skip, {}, "raised TypeError in seeding"), "regression",
+       "fail", "skip (regression)", "fail"},
+      {error_entry("c.raised", "*RuntimeError: boom*"),
+       result("c.raised", Outcome::error, {}, "the implementation raised: RuntimeError: boom"), "expected-error",
+       "xfail", "expected-error: the implementation raised: RuntimeError: boom", "expected"},
+      {error_entry("c.reraised", "*RuntimeError: boom*"),
+       result("c.reraised", Outcome::error, {}, "the implementation raised: TypeError: seed"), "different-failure",
+       "error", "error (different-failure)", "fail"},
+      {error_entry("c.ranfine", "*boom*"), result("c.ranfine", Outcome::fail, {{"rng", "full: seed"}}),
+       "different-failure", "fail", "fail: rng (different-failure)", "fail"},
   };
 }
 
@@ -504,7 +519,7 @@ TEST(VerdictViews, EveryClassAsTheJsonJunitAndMatrixShowIt) {
               "| *summary* | " + std::to_string(classes["pass"]) + " pass, " + std::to_string(classes["fail"]) + " fail, " +
                   std::to_string(classes["xfail"]) + " xfail, " + std::to_string(classes["expected"]) + " expected, " +
                   std::to_string(classes["warn"]) + " warn |");
-    EXPECT_EQ(summary.substr(0, summary.find('\n')), "| *summary* | 1 pass, 7 fail, 1 xfail, 2 expected, 1 warn |");
+    EXPECT_EQ(summary.substr(0, summary.find('\n')), "| *summary* | 1 pass, 10 fail, 1 xfail, 3 expected, 1 warn |");
   }
 }
 

@@ -60,13 +60,19 @@ spoil_dump steps 'd["steps"] = []'
 spoil_dump fifo 'pass' && f=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["parameters"][0]["file"])' "$w/dumps/fifo/dump.json") &&
   rm "$w/dumps/fifo/$f" && mkfifo "$w/dumps/fifo/$f" || exit 1
 spoil_dump loop 'pass' && rm "$w/dumps/loop/$f" && ln -s "$f" "$w/dumps/loop/$f" || exit 1
-# Skip markers (read with --expect): a symlink, an oversized one, a FIFO.
+# Skip markers (read with --expect): a symlink, an oversized one, a FIFO, a stray one.
 printf '{"format": "rcts-expectations", "version": 1, "implementation": "x", "implementation_version": "1", "entries": []}\n' > "$w/expect_empty.json"
 mkdir -p "$w/markers/link/r.tiny" "$w/markers/big/r.tiny" "$w/markers/fifo/r.tiny" "$w/markers/stray/nosuch.case"
 ln -s /etc/passwd "$w/markers/link/r.tiny/SKIPPED"
 head -c 5000 /dev/zero | tr '\0' x > "$w/markers/big/r.tiny/SKIPPED"
 mkfifo "$w/markers/fifo/r.tiny/SKIPPED"
 echo "a reason" > "$w/markers/stray/nosuch.case/SKIPPED"
+# Error markers (an adapter's "the framework raised"): the same rules, and one marker per case.
+mkdir -p "$w/markers/elink/r.tiny" "$w/markers/eempty/r.tiny" "$w/markers/two/r.tiny"
+ln -s /etc/passwd "$w/markers/elink/r.tiny/ERRORED"
+: > "$w/markers/eempty/r.tiny/ERRORED"
+echo "IndexError: x" > "$w/markers/two/r.tiny/ERRORED"
+echo "a reason" > "$w/markers/two/r.tiny/SKIPPED"
 # Outputs named like inputs: copies, so that a failed refusal destroys nothing of the tree.
 cp "$in/valid_tiny.json" "$w/clash_case.json" && ln -sf clash_case.json "$w/clash_link.json" || exit 1
 printf '{"model": {"hidden_size": 10, "num_attention_heads": 4}}\n' > "$w/config_cross.json"

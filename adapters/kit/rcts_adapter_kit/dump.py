@@ -10,6 +10,7 @@ manifest is a DumpError naming the file and the JSON path.
 import hashlib
 import json
 import os
+import shutil
 
 import numpy as np
 import torch
@@ -55,6 +56,28 @@ def _to_numpy(t):
     if t.dtype == torch.bool:
         return t.to(torch.uint8).numpy()
     return t.numpy()
+
+
+# The markers `rcts check --expect` reads in a case's directory (docs/expectations.md): the
+# adapter cannot express the case (SKIPPED), or the framework raised while running it
+# (ERRORED, an error result that only an "error" entry expects). One per case, a plain
+# file holding one short reason.
+SKIPPED, ERRORED = "SKIPPED", "ERRORED"
+MAX_MARKER_BYTES = 4096
+
+
+def mark_case(out, case_id, marker, why):
+    """Writes `marker` for the case below `out`, replacing whatever the case's directory held
+    (runs dumped before a raise are not a result). The reason is cut to what rcts reads."""
+    assert marker in (SKIPPED, ERRORED), marker
+    d = os.path.join(out, safe_stem(case_id))
+    if os.path.isdir(d):
+        shutil.rmtree(d)
+    os.makedirs(d)
+    text = (why.strip() or "(no message)").encode("utf-8", "replace")[:MAX_MARKER_BYTES - 1]
+    with open(os.path.join(d, marker), "wb") as f:
+        f.write(text.decode("utf-8", "ignore").encode() + b"\n")
+    return d
 
 
 def run_dir(root, case_id, backend, run, world_rank=0):

@@ -16,6 +16,25 @@ from .layout import safe_stem as dump_name  # noqa: F401 (a case's dump director
 from .errors import AdapterError
 
 
+def check_json_output(path):
+    """Refuses a --json path that could not be written, before a long run rather than after."""
+    if not path:
+        return
+    where = os.path.dirname(os.path.abspath(path))
+    if os.path.isdir(path) or not os.path.isdir(where) or not os.access(where, os.W_OK):
+        raise AdapterError(f"--json {path}: " + ("a directory" if os.path.isdir(path) else
+                                                 f"cannot write into {where} (no such directory, or not writable)"))
+
+
+def write_json_output(path, value):
+    """Writes a driver's --json; a failed write is an AdapterError naming the file."""
+    try:
+        with open(path, "w") as fh:
+            json.dump(value, fh, indent=1)
+    except OSError as e:
+        raise AdapterError(f"--json {path}: {e.strerror}") from e
+
+
 def prepare_out(out, owned, mark, tool):
     """Makes `out` ready for `tool`, removing only its `owned` subdirectories (F15)."""
     if os.path.lexists(out) and not os.path.isdir(out):

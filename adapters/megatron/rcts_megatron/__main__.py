@@ -9,12 +9,14 @@ rank r reads ROOT/<case>/cpu/rank<r>/<run>/ (parameters before step 0, inputs, t
 each run's resolved config and rank coordinates) and writes
 OUT/<case>/megatron-cpu/rank<r>/<run>/. With W > 1 the adapter launches W processes with
 torchrun (torch.distributed, gloo). A case it cannot express prints "skip: <reason>",
-writes OUT/<case>/SKIPPED and exits 0. Exit 2: bad input; 1: Megatron raised (the
-traceback's last frames are printed: a finding, not a skip).
+writes OUT/<case>/SKIPPED and exits 0. When megatron-core raises (or recurses without
+end, or runs away with memory) it prints "raised: <run>: <error> at <megatron file:line>",
+writes OUT/<case>/ERRORED with that message (no runs: a partial dump is no result) and
+exits 1: a finding, which `rcts check --expect` reports as an error that only an
+"error" entry naming the message expects, never as a skip. Exit 2: bad input.
 """
 import argparse
 import os
-import shutil
 import socket
 import subprocess
 import sys
@@ -62,7 +64,7 @@ def init_distributed(world_size):
 
 def worker(a, case, on_raise=None):
     """One rank: every run of the case. on_raise(message), when given, reports a runaway the
-    watchdog found (the in-process single-rank path writes the case's SKIPPED reason);
+    watchdog found (the in-process single-rank path writes the case's ERRORED marker);
     ranks started by torch.distributed.run print it as a "raised:" line for the launcher."""
     case_id = case["id"]
     current = {"run": "?"}
@@ -134,16 +136,15 @@ def main(argv=None):
         return worker(a, case)[0]
     out_case = os.path.join(a.out, kit.safe_stem(case_id))
 
-    def skip(why, partial=False):
-        if partial and os.path.isdir(out_case):
-            # Runs dumped before megatron-core raised are not a result (a failed dump is
-            # never left behind): the case is only its SKIPPED reason.
-            shutil.rmtree(out_case)
-        os.makedirs(out_case, exist_ok=True)
-        with open(os.path.join(out_case, "SKIPPED"), "w") as f:
-            f.write(why + "\n")
+    def skip(why):
+        kit.mark_case(a.out, case_id, kit.SKIPPED, why)
         print(f"skip: {case_id}: {why}")
         return 0
+
+    def raised(msg):
+        kit.mark_case(a.out, case_id, kit.ERRORED, f"megatron-core raised: {msg}")
+        print(f"raised: {case_id}: megatron-core raised: {msg}", file=sys.stderr, flush=True)
+        return 1
 
     if "config_error" in parsed.expect:
         return skip("a config_error case runs nothing (rcts judges the config itself)")
@@ -160,12 +161,12 @@ def main(argv=None):
         return 2
     if a.world_size == 1:  # in this process: one import of torch and megatron-core, not two
         try:
-            rc, raised = worker(a, case, on_raise=lambda msg: skip(f"megatron-core raised: {msg}", partial=True))
+            rc, msg = worker(a, case, on_raise=raised)
         except AdapterError as e:  # DumpError among them
             print(f"error: {e}", file=sys.stderr)
             return 2
-        if raised:
-            return skip(f"megatron-core raised: {raised}", partial=True)
+        if msg:
+            return raised(msg)
         print(f"wrote: {case_id}: {len(runs)} runs x 1 rank")
         return rc
     args = [a.case, "--rcts-dump", a.rcts_dump, "--out", a.out, "--worker"]
@@ -176,13 +177,13 @@ def main(argv=None):
     os.makedirs(out_case, exist_ok=True)
     with open(os.path.join(out_case, "ranks.log"), "w") as f:  # every rank's output, for a post-mortem
         f.write(r.stdout + r.stderr)
-    raised = [l.split("raised: ", 1)[1] for l in (r.stdout + r.stderr).splitlines() if "raised: " in l]
-    if r.returncode != 0 and raised:
+    said = [l.split("raised: ", 1)[1] for l in (r.stdout + r.stderr).splitlines() if "raised: " in l]
+    if r.returncode != 0 and said:
         log = r.stdout + r.stderr
-        skip(f"megatron-core raised: {raised[0]}", partial=True)
+        rc = raised(said[0])
         with open(os.path.join(out_case, "ranks.log"), "w") as f:
             f.write(log)
-        return 0
+        return rc
     if r.returncode != 0:
         text = (r.stdout + r.stderr).strip().splitlines()
         tb = [l for l in text if l.strip().startswith("File ") or "Error" in l or "error:" in l]

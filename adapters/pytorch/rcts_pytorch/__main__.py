@@ -51,12 +51,9 @@ def main(argv=None):
 
 def run_case(a, style, out, tag):
     case = Case(a.case)
-    out_case = os.path.join(out, dump.safe_stem(case.id))
 
     def skip(why):
-        os.makedirs(out_case, exist_ok=True)
-        with open(os.path.join(out_case, "SKIPPED"), "w") as f:
-            f.write(why + "\n")
+        dump.mark_case(out, case.id, dump.SKIPPED, why)
         print(f"skip{tag}: {case.id}: {why}")
         return 3 if a.fail_on_skip else 0
 
