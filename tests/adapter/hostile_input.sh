@@ -49,6 +49,10 @@ for m in reentrant; do
   expect 2 "$work/id.json: /id: 3 is not a string" -- "$py" -m rcts_pytorch "$work/id.json" --rcts-dump "$work" --out "$work/o"
   expect 2 "$work/ranks.json: /ranks" -- "$py" -m rcts_pytorch "$work/ranks.json" --rcts-dump "$work" --out "$work/o"
   expect 2 "no rcts dump of case 'rng.attention_dropout_only'" -- "$py" -m rcts_pytorch "$case_ok" --rcts-dump "$work/none" --out "$work/o"
+  # An --out that cannot hold dumps: refused naming it (both adapters), not a traceback.
+  : > "$work/a_file"
+  expect 2 "--out $work/a_file: exists and is not a directory" -- "$py" -m rcts_pytorch "$case_ok" --rcts-dump "$work" --out "$work/a_file"
+  expect 2 "--out /proc/rcts-none: cannot make the directory" -- "$py" -m rcts_pytorch "$case_ok" --rcts-dump "$work" --out /proc/rcts-none
 done
 # An rcts dump whose manifest lacks its config, or is not JSON.
 d="$work/dump/rng.attention_dropout_only/cpu/rank0/baseline" && mkdir -p "$d"
@@ -85,6 +89,8 @@ done
 mpp="$root/adapters/megatron:$root/adapters/kit"
 expect 2 "$work/ranks.json: /ranks" -- env PYTHONPATH="$mpp" "$py" -m rcts_megatron "$work/ranks.json" --rcts-dump "$work" --out "$work/o"
 expect 2 "$work/unknown.json: /: unknown key 'rank'" -- env PYTHONPATH="$mpp" "$py" -m rcts_megatron "$work/unknown.json" --rcts-dump "$work" --out "$work/o"
+: > "$work/a_file"
+expect 2 "--out $work/a_file: exists and is not a directory" -- env PYTHONPATH="$mpp" "$py" -m rcts_megatron "$case_ok" --rcts-dump "$work" --out "$work/a_file"
 echo '{"id": "a", "description": "d", "expect": 5}' > "$work/expect.json"
 expect 2 "$work/expect.json: /expect: 5 is not an object" -- env PYTHONPATH="$mpp" "$py" -m rcts_megatron "$work/expect.json" --rcts-dump "$work" --out "$work/o"
 expect 2 "$d/dump.json: not JSON" -- env PYTHONPATH="$mpp" "$py" -m rcts_megatron "$case_ok" --rcts-dump "$work/dump" --out "$work/o"

@@ -66,6 +66,19 @@ SKIPPED, ERRORED = "SKIPPED", "ERRORED"
 MAX_MARKER_BYTES = 4096
 
 
+def out_dir(out):
+    """An adapter's --out, made if missing; what cannot hold dumps is an AdapterError naming it."""
+    if os.path.lexists(out) and not os.path.isdir(out):
+        raise AdapterError(f"--out {out}: exists and is not a directory")
+    try:
+        os.makedirs(out, exist_ok=True)
+    except OSError as e:
+        raise AdapterError(f"--out {out}: cannot make the directory: {e.strerror}") from e
+    if not os.access(out, os.W_OK | os.X_OK):
+        raise AdapterError(f"--out {out}: not writable")
+    return out
+
+
 def mark_case(out, case_id, marker, why):
     """Writes `marker` for the case below `out`, replacing whatever the case's directory held
     (runs dumped before a raise are not a result). The reason is cut to what rcts reads."""

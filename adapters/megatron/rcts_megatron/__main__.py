@@ -128,6 +128,7 @@ def main(argv=None):
     a = ap.parse_args(argv)
     try:
         parsed = Case(a.case)  # strict: exit 2 naming the file, JSON path and value
+        kit.out_dir(a.out)
     except AdapterError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2

@@ -34,6 +34,7 @@ def main(argv=None):
     ap.add_argument("--fail-on-skip", action="store_true")
     a = ap.parse_args(argv)
     try:
+        dump.out_dir(a.out)
         if not a.styles:
             return run_case(a, a.style, a.out, "")
         styles = a.styles.split(",")
