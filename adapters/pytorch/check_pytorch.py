@@ -120,7 +120,7 @@ def implementation_of(path):
 def check(a):
     if not os.access(a.rcts, os.X_OK):
         raise AdapterError(f"--rcts {a.rcts}: no rcts binary there (build it, or pass --rcts / set RCTS_BUILD_DIR)")
-    modes = [m for m in a.modes.split(",") if m]
+    modes = a.modes.split(",")
     for m in modes:
         if m not in MODES or modes.count(m) > 1:
             raise AdapterError(f"--modes {a.modes}: '{m}' is not one of {', '.join(MODES)} (each once)")

@@ -70,6 +70,12 @@ expect 2 "$work/exp.json: /entries/0/reason" -- "$root/scripts/check-pytorch" "$
 echo '{"format": "rcts-expectations", "version": 1, "implementation": "pytorch-reentrant", "implementation_version": "x", "entries": [{"case": "a", "outcome": "fail", "checks": ["bitwse"], "reason": "r"}]}' > "$work/exp2.json"
 expect 2 "$work/exp2.json: /entries/0/checks/0 = \"bitwse\": unknown check kind" -- "$root/scripts/check-pytorch" "$case_ok" --rcts "$rcts" --modes reentrant --expect "$work/exp2.json" --out "$work/c5"
 
+# An empty mode list runs nothing: refused, not a silent exit 0. An --out that cannot be made,
+# and an --expect that is a directory or missing, are refused naming them (both drivers).
+expect 2 "--modes : '' is not one of" -- "$root/scripts/check-pytorch" "$case_ok" --rcts "$rcts" --modes '' --out "$work/c7"
+expect 2 "--out /proc/rcts-none: cannot make it" -- "$root/scripts/check-pytorch" "$case_ok" --rcts "$rcts" --modes reentrant --out /proc/rcts-none
+expect 2 "--out /proc/rcts-none: cannot make it" -- "$root/scripts/check-megatron" "$case_ok" --rcts "$rcts" --python "$py" --out /proc/rcts-none
+expect 2 "--expect $work: a directory, not an expectation file" -- "$root/scripts/check-megatron" "$case_ok" --rcts "$rcts" --python "$py" --expect "$work" --out "$work/m4"
 # A --json that cannot be written is refused before the run, by both drivers (not a traceback after it).
 expect 2 "--json $work/no/such/dir/r.json: cannot write into" -- "$root/scripts/check-pytorch" "$case_ok" --rcts "$rcts" --modes reentrant --json "$work/no/such/dir/r.json" --out "$work/c6"
 expect 2 "--json $work: a directory" -- "$root/scripts/check-megatron" "$case_ok" --rcts "$rcts" --python "$py" --json "$work" --out "$work/m3"

@@ -42,9 +42,12 @@ def prepare_out(out, owned, mark, tool):
     if os.path.isdir(out) and os.listdir(out) and not os.path.isfile(os.path.join(out, mark)):
         raise AdapterError(f"--out {out}: a non-empty directory {tool} did not make (no {mark}); "
                            "give a new or empty directory: nothing in it is deleted")
-    os.makedirs(out, exist_ok=True)
-    with open(os.path.join(out, mark), "w") as f:
-        f.write(f"made by {tool}; it replaces only {', '.join(s + '/' for s in owned)} here\n")
+    try:
+        os.makedirs(out, exist_ok=True)
+        with open(os.path.join(out, mark), "w") as f:
+            f.write(f"made by {tool}; it replaces only {', '.join(s + '/' for s in owned)} here\n")
+    except OSError as e:
+        raise AdapterError(f"--out {out}: cannot make it: {e.strerror}") from e
     for sub in owned:
         p = os.path.join(out, sub)
         if os.path.islink(p) or os.path.isfile(p):
@@ -88,6 +91,9 @@ class Judgement:
 def validate_expectations(rcts, path, case_file):
     """Refuses a bad expectation file before anything runs: rcts reads it (over an empty dump
     directory) and exit 2 is its refusal, naming the file, JSON path and value."""
+    if not os.path.isfile(path):
+        raise AdapterError(f"--expect {path}: " + ("a directory, not an expectation file" if os.path.isdir(path)
+                                                   else "no such expectation file"))
     with tempfile.TemporaryDirectory() as d:
         os.makedirs(os.path.join(d, "dumps"))
         rcts_check(rcts, os.path.join(d, "dumps"), os.path.join(d, "r.json"), [case_file], expect=path)
