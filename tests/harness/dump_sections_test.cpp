@@ -4,19 +4,18 @@
 // named refusal, never a pass (docs/dump-format.md, "Which checks need what").
 #include <gtest/gtest.h>
 
-#include <fstream>
 #include <functional>
 #include <optional>
 #include <set>
 
 #include <nlohmann/json.hpp>
 
-#include "backends/cpu/cpu_backend.hpp"
 #include "harness/checks/applicability.hpp"
 #include "harness/checks/check_kinds.hpp"
 #include "harness/checks/checks.hpp"
 #include "harness/dumps/dump_v1.hpp"
 #include "tests/harness/test_tensors.hpp"
+#include "tests/support/dump_dir.hpp"
 
 namespace rcts::harness {
 namespace {
@@ -26,27 +25,7 @@ using nlohmann::json;
 using testing::ScratchDir;
 
 // One layer, two micro-batches (so "some micro-batches only" can be written).
-const RunRecord& small_run() {
-  static const RunRecord r = [] {
-    Config c;
-    c.model.num_layers = 1;
-    c.model.hidden_size = 16;
-    c.model.num_attention_heads = 2;
-    c.model.seq_length = 8;
-    c.model.ffn_hidden_size = 32;
-    c.run.micro_batches = 2;
-    ExecuteOptions eo;
-    eo.record_all = true;
-    return execute(c, cpu::default_backend(), {}, nullptr, eo);
-  }();
-  return r;
-}
-
-json read_manifest(const fs::path& dir) {
-  std::ifstream in(dir / "dump.json");
-  return json::parse(in);
-}
-void write_manifest(const fs::path& dir, const json& j) { std::ofstream(dir / "dump.json") << j.dump(1); }
+const RunRecord& small_run() { return test_support::dump_run(2); }
 
 // The dump in `dir` with its manifest edited by `edit`, read back (or the refusal).
 struct ReadBack {
@@ -54,15 +33,7 @@ struct ReadBack {
   std::string error;
 };
 ReadBack dump_with(const fs::path& dir, const std::function<void(json&)>& edit) {
-  fs::remove_all(dir);
-  DumpMeta m;
-  m.case_id = "test.case";
-  m.run = "baseline";
-  m.role = "baseline";
-  write_dump(dir, m, small_run());
-  json j = read_manifest(dir);
-  edit(j);
-  write_manifest(dir, j);
+  test_support::write_edited_dump(dir, small_run(), edit);
   ReadBack out;
   try {
     out.record = read_dump(dir).record;

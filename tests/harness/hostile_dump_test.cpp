@@ -14,12 +14,11 @@
 
 #include <nlohmann/json.hpp>
 
-#include "backends/cpu/cpu_backend.hpp"
-#include "harness/io/digest.hpp"
-#include "harness/run/dump_check.hpp"
 #include "harness/dumps/dump_v1.hpp"
+#include "harness/io/digest.hpp"
 #include "harness/io/npy.hpp"
 #include "tests/harness/test_tensors.hpp"
+#include "tests/support/dump_dir.hpp"
 
 namespace rcts::harness {
 namespace {
@@ -27,33 +26,11 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 using testing::ScratchDir;
+using test_support::read_manifest;
+using test_support::write_manifest;
 
-RunRecord small_run() {
-  Config c;
-  c.model.num_layers = 1;
-  c.model.hidden_size = 16;
-  c.model.num_attention_heads = 2;
-  c.model.seq_length = 8;
-  c.model.ffn_hidden_size = 32;
-  ExecuteOptions eo;
-  eo.record_all = true;
-  return execute(c, cpu::default_backend(), {}, nullptr, eo);
-}
-
-// A clean dump of a small run in `dir`.
-void clean_dump(const fs::path& dir) {
-  DumpMeta m;
-  m.case_id = "test.case";
-  m.run = "baseline";
-  m.role = "baseline";
-  write_dump(dir, m, small_run());
-}
-
-json manifest(const fs::path& dir) {
-  std::ifstream in(dir / "dump.json");
-  return json::parse(in);
-}
-void set_manifest(const fs::path& dir, const json& j) { std::ofstream(dir / "dump.json") << j.dump(1); }
+// A clean dump of a one-layer run of one micro-batch in `dir`.
+void clean_dump(const fs::path& dir) { test_support::write_baseline_dump(dir, test_support::dump_run(1)); }
 
 std::string read_error(const fs::path& dir) {
   try {
@@ -104,7 +81,7 @@ constexpr bool kCanLimitAddressSpace = true;
 TEST(HostileDump, OversizedTensorFileIsRefusedBeforeItIsRead) {
   ScratchDir dir;
   clean_dump(dir.path());
-  const std::string file = manifest(dir.path())["micro_batches"][0]["output"]["file"];
+  const std::string file = read_manifest(dir.path())["micro_batches"][0]["output"]["file"];
   const fs::path path = dir.path() / file;
   const int fd = ::open(path.c_str(), O_WRONLY);
   ASSERT_GE(fd, 0);
@@ -151,7 +128,7 @@ TEST(HostileDump, SymlinkOutOfTheDumpIsRefused) {
   ScratchDir dir;
   const fs::path d = dir.path() / "dump";
   clean_dump(d);
-  const std::string file = manifest(d)["micro_batches"][0]["output"]["file"];
+  const std::string file = read_manifest(d)["micro_batches"][0]["output"]["file"];
   fs::rename(d / file, dir.path() / "outside.npy");
   fs::create_symlink(dir.path() / "outside.npy", d / file);
   const std::string why = read_error(d);
@@ -174,19 +151,19 @@ TEST(HostileDump, SymlinkOutOfTheDumpIsRefused) {
 TEST(HostileDump, OverflowingShapeIsRefused) {
   ScratchDir dir;
   clean_dump(dir.path());
-  json j = manifest(dir.path());
+  json j = read_manifest(dir.path());
   json& t = j["masks"][0]["mask"];
   t["shape"] = {int64_t{1} << 32, int64_t{1} << 32};
   t["sha256"] = sha256_hex(nullptr, 0);
   write_raw_npy(dir.path() / t["file"].get<std::string>(),
                 "{'descr': '|u1', 'fortran_order': False, 'shape': (4294967296, 4294967296), }");
-  set_manifest(dir.path(), j);
+  write_manifest(dir.path(), j);
   const std::string why = read_error(dir.path());
   EXPECT_NE(why.find("/masks/0/mask/shape"), std::string::npos) << why;
   EXPECT_NE(why.find("bytes a dumped tensor may have"), std::string::npos) << why;
   // Too many dimensions.
   t["shape"] = json(std::vector<int>(40, 1));
-  set_manifest(dir.path(), j);
+  write_manifest(dir.path(), j);
   const std::string why2 = read_error(dir.path());
   EXPECT_NE(why2.find("/masks/0/mask/shape"), std::string::npos) << why2;
   EXPECT_NE(why2.find("40 dimensions, more than the 32"), std::string::npos) << why2;
@@ -246,31 +223,17 @@ TEST(HostileDump, TruncatedFilesAreRefusedNamingTheFile) {
 // case: the check refuses it at the input, naming the file.
 TEST(HostileDump, InputsAndTargetsMustBeTheCasesData) {
   ScratchDir dir;
-  const RunRecord run = small_run();
-  DumpMeta m;
-  m.case_id = "test.case";
-  m.run = "baseline";
-  m.role = "baseline";
+  const RunRecord& run = test_support::dump_run(1);
   for (const std::string what : {"input", "target"}) {
     const fs::path d = dir.path() / what;
-    write_dump(d, m, run);
-    json j = manifest(d);
+    test_support::write_baseline_dump(d, run);
+    json j = read_manifest(d);
     json& t = j["micro_batches"][0][what];
     Tensor x = (what == "input" ? run.inputs[0] : run.targets[0]).clone(host_placement());
     x.bytes()[0] ^= std::byte{1};
-    fs::remove(d / t["file"].get<std::string>());
-    write_npy(d / t["file"].get<std::string>(), x);
-    t["sha256"] = sha256_hex(x.bytes(), static_cast<size_t>(x.nbytes()));
-    set_manifest(d, j);
-    const DumpGroup g{"test.case", "cpu", 1, {{{0, "baseline"}, d}}};
-    Case c;
-    c.id = "test.case";
-    std::string why = "(accepted)";
-    try {
-      DumpSource(g, 0).record(c, "baseline", run.config, {});
-    } catch (const Error& e) {
-      why = e.what();
-    }
+    test_support::put_tensor(d, t, x);
+    write_manifest(d, j);
+    const std::string why = test_support::dump_check_error(d, run.config);
     EXPECT_NE(why.find("/micro_batches/0/" + what + ": not the " + what + " rcts feeds"), std::string::npos) << why;
   }
 }
@@ -279,7 +242,7 @@ TEST(HostileDump, InputsAndTargetsMustBeTheCasesData) {
 TEST(HostileDump, MaskShapesFollowTheirLayout) {
   ScratchDir dir;
   clean_dump(dir.path());
-  json j = manifest(dir.path());
+  json j = read_manifest(dir.path());
   size_t k = 0;
   while (j["masks"][k]["kind"] != "attention") ++k;
   json& t = j["masks"][k]["mask"];
@@ -288,10 +251,8 @@ TEST(HostileDump, MaskShapesFollowTheirLayout) {
   const int64_t n = static_cast<int64_t>(f.data.size());
   Tensor flat = Tensor::empty({n}, DType::u8, host_placement(), "flat");
   flat.write_from_host(f.data.data());
-  fs::remove(file);
-  write_npy(file, flat);
-  t["shape"] = {n};
-  set_manifest(dir.path(), j);
+  test_support::put_tensor(dir.path(), t, flat);  // the same bytes, now of shape [n]
+  write_manifest(dir.path(), j);
   const std::string why = read_error(dir.path());
   EXPECT_NE(why.find("/masks/" + std::to_string(k) + "/mask/shape"), std::string::npos) << why;
   EXPECT_NE(why.find("(b, heads / tp, s, s)"), std::string::npos) << why;

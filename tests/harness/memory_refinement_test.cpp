@@ -7,20 +7,13 @@
 #include "backends/cpu/cpu_backend.hpp"
 #include "harness/checks/check_kinds.hpp"
 #include "reference/memory_model/activation_memory.hpp"
+#include "tests/support/configs.hpp"
 
 namespace rcts::harness {
 namespace {
 
 const RunRecord& run_of_small_config() {
-  static const RunRecord r = [] {
-    Config c;
-    c.model.num_layers = 2;
-    c.model.hidden_size = 16;
-    c.model.num_attention_heads = 2;
-    c.model.seq_length = 8;
-    c.model.ffn_hidden_size = 32;
-    return execute(c, cpu::default_backend());
-  }();
+  static const RunRecord r = execute(test_support::dense({.ffn = 32}), cpu::default_backend());
   return r;
 }
 

@@ -6,18 +6,13 @@
 
 #include "reference/core/error.hpp"
 #include "reference/memory_model/saved_profile.hpp"
+#include "tests/support/configs.hpp"
 
 namespace rcts {
 namespace {
 
 Config small(DType act, double dropout) {
-  Config c;
-  c.model.num_layers = 2;
-  c.model.seq_length = 8;
-  c.model.micro_batch_size = 2;
-  c.model.hidden_size = 16;
-  c.model.num_attention_heads = 2;
-  c.model.ffn_hidden_size = 64;
+  Config c = test_support::tiny_dense(2, 1);
   c.model.activation_dtype = act;
   c.model.attention_dropout = c.model.hidden_dropout = dropout;
   return c;
