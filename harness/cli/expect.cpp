@@ -158,17 +158,18 @@ void add_undumped_cases(std::vector<CaseResult>& results, const std::vector<Case
       r.backend = backend;
       r.outcome = Outcome::skip;
       const auto marker = markers.find(c.id);
-      if (std::find(c.ranks.begin(), c.ranks.end(), world_size) == c.ranks.end())
+      if (std::find(c.ranks.begin(), c.ranks.end(), world_size) == c.ranks.end()) {
         r.reason = "needs " + ranks_text(c.ranks) + " ranks, this check has " + std::to_string(world_size);
-      else if (c.expect.config_error)
+      } else if (c.expect.config_error) {
         r.reason = kConfigErrorSkip;
-      else if (marker != markers.end() && marker->second.raised) {
+      } else if (marker != markers.end() && marker->second.raised) {
         r.outcome = Outcome::error;
         r.reason = kImplementationRaised + marker->second.reason;
-      } else if (marker != markers.end())
+      } else if (marker != markers.end()) {
         r.reason = "skipped by the implementation: " + marker->second.reason;
-      else
+      } else {
         r.reason = "not dumped: no dump of this case below " + where;
+      }
       results.push_back(std::move(r));
     }
 }
