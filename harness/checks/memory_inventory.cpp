@@ -1,6 +1,6 @@
 // Inventory matching: per layer, a multiset of "dtype shape" keys; the measured side is
 // deduplicated by (storage, offset, bytes) as the writer's per-layer totals are (a tensor
-// two ops keep is held once).
+// two ops keep is held once), and a save that holds 0 bytes is no tensor held.
 #include "harness/checks/memory_inventory.hpp"
 
 #include <map>
@@ -81,6 +81,9 @@ std::optional<std::string> inventory_differs(const RunRecord& run, const std::st
     for (size_t k = 0; k < saves.size(); ++k) {
       const int l = layer_of(saves[k].module_path);
       if (l < 0 || static_cast<size_t>(l) >= L) continue;  // outside the block's layers: not a layer's save
+      // A save whose storage was freed before the forward ended (an output-discarding
+      // recompute's output, a checkpoint's no-grad saves) holds nothing: no tensor to match.
+      if (saves[k].bytes == 0) continue;
       if (shapes[k].dtype.empty())
         return label + ": " + mb_of(run, i) + ": saved_tensors entry " + std::to_string(k) + " (" + saves[k].module_path +
                ") has no dtype and shape while others have";
@@ -105,10 +108,18 @@ std::optional<std::string> inventory_differs(const RunRecord& run, const std::st
         expected.erase(it);
       }
       for (const auto& e : model[l]) {
-        auto it = measured.find(e.dtype + " " + shape_text(e.shape));
-        if (it == measured.end())
+        const std::string key = e.dtype + " " + shape_text(e.shape);
+        auto it = measured.find(key);
+        if (it == measured.end()) {
+          // Which of the rows with this dtype and shape went unsaved the dump cannot say.
+          std::string alike;
+          for (const auto& o : model[l])
+            if (o.row != e.row && o.dtype + " " + shape_text(o.shape) == key && alike.find(o.row) == std::string::npos)
+              alike += (alike.empty() ? "" : ", ") + o.row;
           return label + ": " + mb_of(run, i) + ": " + layer + ": missing " + describe(*p, e, static_cast<int>(l)) +
-                 ", not saved by the run" + totals;
+                 ", not saved by the run" + (alike.empty() ? "" : " (or one of rows " + alike + ": same dtype and shape)") +
+                 totals;
+        }
         measured.erase(it);
       }
       if (l < per_layer.size() && per_layer[l] != held)

@@ -30,7 +30,8 @@ TEST(SavedProfile, Names) {
   ASSERT_NE(find_profile("torch-cpu"), nullptr);
   ASSERT_NE(find_profile("korthikanti"), nullptr);
   EXPECT_EQ(find_profile("torch-cuda"), nullptr);
-  EXPECT_EQ(profile_names(), (std::vector<std::string>{"korthikanti", "torch-cpu"}));
+  ASSERT_NE(find_profile("megatron-core-cpu"), nullptr);
+  EXPECT_EQ(profile_names(), (std::vector<std::string>{"korthikanti", "torch-cpu", "megatron-core-cpu"}));
   EXPECT_THROW(torch_cpu().row("no.such.row"), Error);
 }
 
