@@ -266,6 +266,55 @@ class Guard(unittest.TestCase):
 
 
 
+class CaseFiles(unittest.TestCase):
+    """rcts_adapter_kit.case.case_files: the one case discovery both drivers use."""
+
+    def test_directories_files_and_missing_paths(self):
+        from rcts_adapter_kit.case import case_files
+        d = tempfile.mkdtemp()
+        self.addCleanup(lambda: __import__("shutil").rmtree(d))
+        for rel in ("b/z.json", "a.json", "invalid/bad.json", "b/notes.txt"):
+            os.makedirs(os.path.dirname(os.path.join(d, rel)), exist_ok=True)
+            open(os.path.join(d, rel), "w").close()
+        self.assertEqual(case_files([d]), [os.path.join(d, "a.json"), os.path.join(d, "b", "z.json")])
+        self.assertEqual(case_files([os.path.join(d, "b", "notes.txt")]), [os.path.join(d, "b", "notes.txt")])
+        with self.assertRaises(AdapterError) as e:
+            case_files([os.path.join(d, "missing.json")])
+        self.assertIn("missing.json: no such case file or directory", str(e.exception))
+
+    def test_both_drivers_use_the_kits(self):
+        from rcts_adapter_kit import case
+        sys.path[:0] = [os.path.join(HERE, "..", "..", "adapters", d) for d in ("pytorch", "megatron")]
+        import check_megatron
+        import check_pytorch
+        self.assertIs(check_pytorch.case_files, case.case_files)
+        self.assertIs(check_megatron.case_files, case.case_files)
+        self.assertIs(check_megatron.Case, case.Case)
+
+
+class Outcomes(unittest.TestCase):
+    """Both drivers read rcts check's report of a case with the kit's Judgement."""
+
+    def test_both_drivers_read_the_same_outcome(self):
+        sys.path[:0] = [os.path.join(HERE, "..", "..", "adapters", d) for d in ("pytorch", "megatron")]
+        import check_megatron
+        import check_pytorch
+        d = tempfile.mkdtemp()
+        self.addCleanup(lambda: __import__("shutil").rmtree(d))
+        report = {"cases": [{"id": "c.x", "outcome": "fail", "checks": [
+            {"kind": "memory", "outcome": "fail", "detail": "layer 0 holds 8 bytes more"},
+            {"kind": "bitwise", "outcome": "pass"}]}]}
+        stub = os.path.join(d, "rcts")
+        with open(stub, "w") as f:  # an rcts that writes this report where --json says
+            f.write("#!/bin/sh\nwhile [ \"$1\" != --json ]; do shift; done\n"
+                    f"printf '%s' '{json.dumps(report)}' > \"$2\"\n"
+                    "echo '        bitwise: judged 3 tensors'\nexit 1\n")
+        os.chmod(stub, 0o755)
+        want = ("fail", ["memory"], ["memory: layer 0 holds 8 bytes more"])
+        self.assertEqual(check_megatron.check_outcome(stub, 1, "c.json", d, "c.x"), want)
+        self.assertEqual(check_pytorch.check_outcome(stub, "c.json", d, "c.x"), (*want, ["bitwise: judged 3 tensors"]))
+
+
 class TensorFiles(unittest.TestCase):
     """A dump's tensor files are read as rcts reads them: inside the dump, C order, exactly
     header and data bytes (symlinks out, Fortran order and trailing bytes are refused)."""

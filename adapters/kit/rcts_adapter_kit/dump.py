@@ -15,25 +15,19 @@ import shutil
 import numpy as np
 import torch
 
-from .layout import safe_stem  # noqa: F401 (case.py and the adapters import it from here)
+from .errors import AdapterError, DumpError, where  # noqa: F401 (adapters import DumpError from here)
+from .json_value import Json  # noqa: F401 (adapters and tests import it from here)
+from .layout import MANIFEST, safe_stem  # noqa: F401 (the adapters import safe_stem from here)
 from .names import megatron_name
 FORMAT = "rcts-dump"
 VERSION = 1
-MANIFEST = "dump.json"
 
 _TORCH = {"f32": torch.float32, "f64": torch.float64, "bf16": torch.bfloat16, "u8": torch.uint8}
 _NUMPY = {"f32": "<f4", "f64": "<f8", "bf16": "<u2", "u8": "|u1"}
 
 
-from .errors import AdapterError, where
-
-
 # The optional top-level fields a dump may declare it did not record (docs/dump-format.md).
 NOT_RECORDED = ("side_effects", "counts")
-
-
-class DumpError(AdapterError):
-    """A dump that cannot be read or written; the message names the file and JSON path."""
 
 
 def dtype_name(t):
@@ -137,43 +131,6 @@ class Writer:
             json.dump(manifest, f, indent=1)
             f.write("\n")
         os.replace(tmp, path)
-
-
-class Json:
-    """A JSON value with its file and path, for errors that say where."""
-
-    def __init__(self, file, value, path=""):
-        self.file, self.value, self.path = file, value, path
-
-    def fail(self, msg):
-        raise DumpError(where(self.file, self.path, msg))
-
-    def _typed(self, types, what):
-        if not isinstance(self.value, types) or isinstance(self.value, bool) and bool not in types:
-            self.fail(f"{self.value!r} is not {what}")
-        return self.value
-
-    def string(self):
-        return self._typed((str,), "a string")
-
-    def object(self):
-        return self._typed((dict,), "an object")
-
-    def number(self):
-        return self._typed((int, float), "a number")
-
-    def __getitem__(self, key):
-        if isinstance(key, int):
-            if not isinstance(self.value, list) or key >= len(self.value):
-                self.fail(f"expected an array with an element {key}")
-        elif not isinstance(self.value, dict) or key not in self.value:
-            self.fail(f"missing field '{key}'")
-        return Json(self.file, self.value[key], f"{self.path}/{key}")
-
-    def items(self):
-        if not isinstance(self.value, list):
-            self.fail("expected an array")
-        return [self[i] for i in range(len(self.value))]
 
 
 def _load_npy(path, fail):
