@@ -265,6 +265,79 @@ class Guard(unittest.TestCase):
         self.assertEqual(set(g.digest()), {"cpu", "extra"})
 
 
+def tiny_run(**mb_extra):
+    """A hand-made recorded run for write_run: one micro-batch, one step, two masks (one
+    naming its own stream, one not), parameters under rcts's names."""
+    t = torch.arange(4, dtype=torch.float32).reshape(2, 2)
+    params = [("layers.0.attention.qkv.weight", t), ("layers.0.mlp.fc1.bias", t[0])]
+    mask = {"kind": "hidden", "step": 0, "micro_batch": 0, "draw": "forward", "p": 0.1,
+            "mask": torch.ones(2, 2, dtype=torch.uint8)}
+    return {"micro_batches": [dict({"step": 0, "micro_batch": 0, "loss": 0.5, "input": t, "target": t, "output": t,
+                                    "input_grad": None, "param_grads": [], "rng_after": {"cpu": "0" * 64},
+                                    "saved_tensors": [], "saved_bytes_per_layer": [0]}, **mb_extra)],
+            "steps": [{"step": 0, "params_before": params, "grads": []}], "parameters": params,
+            "masks": [dict(mask, site="layers.0.mlp.hidden_dropout", stream="model-parallel-rng"),
+                      dict(mask, site="layers.0.attention.hidden_dropout")],
+            "counts": {}, "not_recorded": {"side_effects": "none in this block"}}
+
+
+class WriteRun(unittest.TestCase):
+    """rcts_adapter_kit.dump.write_run: the one writer every adapter's dumps go through."""
+    IMPL = {"name": "megatron-lm", "version": "test", "backend": "megatron-cpu", "arithmetic": "megatron-core",
+            "generator": "cpu"}
+
+    def setUp(self):
+        self.dir = tempfile.mkdtemp()
+        self.addCleanup(lambda: __import__("shutil").rmtree(self.dir))
+
+    def write(self, out=None, impl=None, run="baseline"):
+        from rcts_adapter_kit.dump import write_run
+        d = os.path.join(self.dir, run)
+        write_run(d, {"case_id": "t", "run": run, "role": "baseline"}, {}, out or tiny_run(), impl or self.IMPL)
+        with open(os.path.join(d, "dump.json")) as f:
+            return json.load(f)
+
+    def refused(self, want, out=None, impl=None):
+        with self.assertRaises(DumpError) as e:
+            self.write(out, impl, run="refused")
+        self.assertIn(want, str(e.exception))
+        self.assertFalse(os.path.exists(os.path.join(self.dir, "refused")), "nothing is written for a refused run")
+
+    def test_a_mask_keeps_its_own_stream_else_the_generator(self):
+        m = self.write()
+        self.assertEqual([k["stream"] for k in m["masks"]], ["model-parallel-rng", "cpu"])
+        self.refused("mask 1 (layers.0.attention.hidden_dropout) names no stream",
+                     impl={k: v for k, v in self.IMPL.items() if k != "generator"})
+
+    def test_the_declared_arithmetic_is_written(self):
+        impl = self.write()["implementation"]
+        self.assertEqual((impl["name"], impl["arithmetic"], impl["rng_states"], impl["mask_rule"]),
+                         ("megatron-lm", "megatron-core", "opaque", "none"))
+        self.refused("implementation 'arithmetic' must be declared",
+                     impl={k: v for k, v in self.IMPL.items() if k != "arithmetic"})
+        self.refused("implementation rng_states 'seed-offset': the kit writes only 'opaque'",
+                     impl=dict(self.IMPL, rng_states="seed-offset"))
+
+    def test_not_recorded_is_one_of_the_format_keys_with_a_reason(self):
+        m = self.write()
+        self.assertEqual(m["not_recorded"], {"side_effects": "none in this block"})
+        self.assertNotIn("side_effects", m)
+        self.refused("not_recorded 'saved_tensors' is not an optional field",
+                     out=dict(tiny_run(), not_recorded={"saved_tensors": "not hooked"}))
+        self.refused("not_recorded 'counts' needs a reason", out=dict(tiny_run(), not_recorded={"counts": " "}))
+
+    def test_params_before_carry_megatron_names(self):
+        m = self.write()
+        for entries in (m["steps"][0]["params_before"], m["parameters"]):
+            self.assertEqual([(e["name"], e.get("megatron_name")) for e in entries],
+                             [("layers.0.attention.qkv.weight", "decoder.layers.0.self_attention.linear_qkv.weight"),
+                              ("layers.0.mlp.fc1.bias", "decoder.layers.0.mlp.linear_fc1.bias")])
+
+    def test_offload_bytes_only_when_recorded(self):
+        self.assertNotIn("offloaded_bytes", self.write()["micro_batches"][0])
+        mb = self.write(tiny_run(offloaded_bytes=64, reloaded_bytes=64), run="offload")["micro_batches"][0]
+        self.assertEqual((mb["offloaded_bytes"], mb["reloaded_bytes"]), (64, 64))
+
 
 class CaseFiles(unittest.TestCase):
     """rcts_adapter_kit.case.case_files: the one case discovery both drivers use."""
