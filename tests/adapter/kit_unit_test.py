@@ -388,6 +388,28 @@ class Outcomes(unittest.TestCase):
         self.assertEqual(check_pytorch.check_outcome(stub, "c.json", d, "c.x"), (*want, ["bitwise: judged 3 tensors"]))
 
 
+class EndOfForward(unittest.TestCase):
+    """rcts_adapter_kit.saved.at_end_of_forward: a watched save's bytes as its tensor is at
+    the end of the forward (Megatron's CheckpointWithoutOutput frees a saved storage)."""
+
+    def test_freed_dropped_and_held_saves(self):
+        from types import SimpleNamespace
+        from rcts_adapter_kit.saved import at_end_of_forward, bytes_per_layer, held_bytes, note_save
+        rec = SimpleNamespace(phase="forward", param_storages=set(), checkpoint_inputs={}, saves=[],
+                              module_path=lambda: "layers.0.mlp", save_namer=None)
+        kept, freed = torch.ones(2, 3), torch.ones(4)
+        note_save(rec, kept, watch=True)
+        note_save(rec, kept, watch=True)           # saved twice: held once
+        note_save(rec, freed, owner="layers.1", watch=True)
+        note_save(rec, torch.ones(5), op="aten::mul", watch=True)  # nothing holds it after the forward
+        freed.untyped_storage().resize_(0)
+        saves = at_end_of_forward(rec.saves)
+        self.assertEqual([(s["bytes"], s.get("shape"), s.get("op")) for s in saves],
+                         [(24, [2, 3], None), (24, [2, 3], None), (0, None, "torch.utils.checkpoint"), (0, None, "aten::mul")])
+        self.assertTrue(all("_tensor" not in s for s in saves))
+        self.assertEqual((bytes_per_layer(saves, 2), held_bytes(saves)), ([24, 0], 24))
+
+
 class TensorFiles(unittest.TestCase):
     """A dump's tensor files are read as rcts reads them: inside the dump, C order, exactly
     header and data bytes (symlinks out, Fortran order and trailing bytes are refused)."""
