@@ -17,8 +17,6 @@ exit 0 when nothing failed or errored. Exit 2 on bad input.
 """
 import argparse
 import fnmatch
-import glob
-import json
 import os
 import re
 import subprocess
@@ -28,45 +26,12 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(ROOT, "adapters", "kit"))
 
+from rcts_adapter_kit.case import Case, case_files  # noqa: E402
 from rcts_adapter_kit.errors import AdapterError  # noqa: E402
-from rcts_adapter_kit.judge import (check_json_output, dump_name, prepare_out, rcts_check,  # noqa: E402
+from rcts_adapter_kit.judge import (check_case, check_json_output, dump_name, prepare_out, rcts_check,  # noqa: E402
                                     validate_expectations, write_json_output)
 MPIRUN = ["mpirun", "--allow-run-as-root", "--oversubscribe", "--bind-to", "none"]
 MARK = ".rcts-check-megatron"  # says a directory was made by this script (F15)
-
-
-def case_files(paths):
-    out = []
-    for p in paths:
-        if os.path.isdir(p):
-            out += sorted(f for f in glob.glob(os.path.join(p, "**", "*.json"), recursive=True)
-                          if f"{os.sep}invalid{os.sep}" not in f)
-        else:
-            out.append(p)
-    return out
-
-
-def read_case(path):
-    """(id, world sizes) of a case file; what is missing or of the wrong type is an
-    AdapterError naming the file, the JSON path and the value (stdlib only: this script
-    runs without torch, so the kit's Case is not at hand)."""
-    try:
-        with open(path, encoding="utf-8") as fh:
-            case = json.load(fh)
-    except OSError as e:
-        raise AdapterError(f"case file {path}: {e.strerror}") from e
-    except (ValueError, UnicodeDecodeError) as e:
-        raise AdapterError(f"case file {path}: not JSON: {e}") from e
-    if not isinstance(case, dict):
-        raise AdapterError(f"{path}: /: a case is a JSON object, not {type(case).__name__}")
-    cid = case.get("id")
-    if not isinstance(cid, str) or not cid:
-        raise AdapterError(f"{path}: /id: {cid!r} is not a case id (a non-empty string)")
-    ranks = case.get("ranks", [1])
-    if not (isinstance(ranks, list) and ranks and all(isinstance(r, int) and not isinstance(r, bool) and r > 0
-                                                      for r in ranks)):
-        raise AdapterError(f"{path}: /ranks: {ranks!r} is not a non-empty list of positive integers")
-    return cid, ranks, case
 
 
 def world_sizes(text):
@@ -90,10 +55,8 @@ def world_cmd(world, cmd):
 
 def check_outcome(rcts, world, case_file, dump_root, case_id):
     """(outcome, failing, details) of `rcts check` over one case's dumps."""
-    j = rcts_check(rcts, os.path.join(dump_root, dump_name(case_id)),
-                   os.path.join(dump_root, f"{dump_name(case_id)}.check.json"), [case_file],
-                   launcher=MPIRUN + ["-n", str(world)] if world > 1 else ())
-    return j.case(case_id)[:3]
+    return check_case(rcts, dump_root, case_file, case_id, launcher=MPIRUN + ["-n", str(world)] if world > 1 else ()
+                      ).case(case_id)[:3]
 
 
 def one(a, cid, f, world, case):
@@ -146,9 +109,9 @@ def main(argv=None):
         worlds = world_sizes(a.ranks)
         todo = []
         for f in case_files(a.paths):
-            cid, ranks, case = read_case(f)
-            if fnmatch.fnmatchcase(cid, a.filter):
-                todo.extend((cid, f, w, case) for w in worlds if w in ranks)
+            case = Case(f)
+            if fnmatch.fnmatchcase(case.id, a.filter):
+                todo.extend((case.id, f, w, case.json) for w in worlds if w in case.ranks)
     except AdapterError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2

@@ -18,7 +18,6 @@ DIR is ever deleted.
 """
 import argparse
 import fnmatch
-import glob
 import json
 import os
 import re
@@ -29,27 +28,14 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(ROOT, "adapters", "kit"))
 
-from rcts_adapter_kit.case import Case  # noqa: E402
+from rcts_adapter_kit.case import Case, case_files  # noqa: E402
 from rcts_adapter_kit.errors import AdapterError  # noqa: E402
-from rcts_adapter_kit.judge import (check_json_output, dump_name, prepare_out as prepare_dir, rcts_check,  # noqa: E402
+from rcts_adapter_kit.judge import (check_case, check_json_output, prepare_out as prepare_dir, rcts_check,  # noqa: E402
                                     validate_expectations, write_json_output)
 
 MODES = ("reentrant", "non_reentrant", "sac", "compile")
 DEFAULT_MODES = "reentrant,non_reentrant,sac"
 MARK = ".rcts-check-pytorch"  # says a directory was made by this script (F15)
-
-
-def case_files(paths):
-    out = []
-    for p in paths:
-        if os.path.isdir(p):
-            out += sorted(f for f in glob.glob(os.path.join(p, "**", "*.json"), recursive=True)
-                          if f"{os.sep}invalid{os.sep}" not in f)
-        elif os.path.isfile(p):
-            out.append(p)
-        else:
-            raise AdapterError(f"{p}: no such case file or directory")
-    return out
 
 
 def run(cmd, env=None):
@@ -64,25 +50,8 @@ def prepare_out(out, modes):
 
 def check_outcome(rcts, case_file, dump_root, case_id):
     """(outcome, failing check kinds, detail lines, per-check summaries) of `rcts check`."""
-    d = os.path.join(dump_root, dump_name(case_id))
-    report = os.path.join(dump_root, f"{dump_name(case_id)}.check.json")
-    r = run([rcts, "check", d, "--cases", case_file, "--json", report])
-    text = r.stdout + r.stderr
-    if not os.path.isfile(report):
-        return "error", [], [l for l in text.splitlines() if l.strip()][-3:], []
-    with open(report) as f:
-        res = json.load(f)
-    cases = [c for c in res.get("cases", []) if c.get("id") == case_id]
-    if not cases:
-        return "error", [], [f"rcts check reported no result for {case_id}"], []
-    c = cases[0]
-    if c.get("outcome") == "error":
-        return "error", [], [c.get("reason", "")], []
-    checks = c.get("checks", [])
-    failing = sorted({k["kind"] for k in checks if k.get("outcome") == "fail"})
-    details = [k.get("detail", "") for k in checks if k.get("outcome") == "fail"]
-    judged = [l.strip() for l in r.stdout.splitlines() if re.match(r"^\s{8}[a-z_]+: (judged|skip)", l)]
-    return c.get("outcome", "error"), failing, details, judged
+    j = check_case(rcts, dump_root, case_file, case_id)
+    return (*j.case(case_id)[:3], j.judged())
 
 
 def main(argv=None):

@@ -70,10 +70,14 @@ class Unsupported(unittest.TestCase):
         self.assertIn("transfer timing model", unsupported(with_patch(offload={"link_bandwidth_gbps": 10.0}), [1]))
 
 
+IMPL = {"name": "pytorch", "version": "test", "backend": "torch-cpu", "arithmetic": "pytorch",
+        "generator": driver.GENERATOR}
+
+
 class Dumps(unittest.TestCase):
     def write(self, d):
         out = driver.run(CFG, params(), data(4), data(4), "non_reentrant")
-        impl = {"name": "pytorch", "version": "test", "backend": "torch-cpu", "generator": driver.GENERATOR}
+        impl = IMPL
         dump.write_run(d, {"case_id": "t", "run": "baseline", "role": "baseline"}, CFG, out, impl)
         return out
 
@@ -122,7 +126,7 @@ class NotRecorded(unittest.TestCase):
         self.assertNotIn("side_effects", out)
         self.assertIn("PyTorch's block updates no state", out["not_recorded"]["side_effects"])
         with tempfile.TemporaryDirectory() as d:
-            impl = {"name": "pytorch", "version": "test", "backend": "torch-cpu", "generator": driver.GENERATOR}
+            impl = IMPL
             dump.write_run(d, {"case_id": "t", "run": "baseline", "role": "baseline"}, CFG, out, impl)
             with open(os.path.join(d, "dump.json")) as f:
                 m = json.load(f)

@@ -80,12 +80,12 @@ expect 2 "--expect $work: a directory, not an expectation file" -- "$root/script
 expect 2 "--json $work/no/such/dir/r.json: cannot write into" -- "$root/scripts/check-pytorch" "$case_ok" --rcts "$rcts" --modes reentrant --json "$work/no/such/dir/r.json" --out "$work/c6"
 expect 2 "--json $work: a directory" -- "$root/scripts/check-megatron" "$case_ok" --rcts "$rcts" --python "$py" --json "$work" --out "$work/m3"
 
-# scripts/check-megatron refuses what check-pytorch refuses: bad case files, bad --ranks.
+# scripts/check-megatron refuses what check-pytorch refuses, with the kit's case reader: bad case files, bad --ranks.
 echo '[{"id": "a"}]' > "$work/array.json"
 for f in notjson.json id.json ranks.json array.json missing.json; do
-  want=$(case $f in notjson.json) echo "not JSON";; id.json) echo "/id: 3 is not a case id";;
+  want=$(case $f in notjson.json) echo "not JSON";; id.json) echo "/id: 3 is not a string";;
          ranks.json) echo "/ranks: 'one' is not a non-empty list";; array.json) echo "/: a case is a JSON object";;
-         missing.json) echo "No such file or directory";; esac)
+         missing.json) echo "no such case file or directory";; esac)
   expect 2 "$work/$f" "$want" -- "$root/scripts/check-megatron" "$work/$f" --rcts "$rcts" --python "$py" --out "$work/m1"
 done
 for r in abc 0 1,,2 -1; do

@@ -265,6 +265,150 @@ class Guard(unittest.TestCase):
         self.assertEqual(set(g.digest()), {"cpu", "extra"})
 
 
+def tiny_run(**mb_extra):
+    """A hand-made recorded run for write_run: one micro-batch, one step, two masks (one
+    naming its own stream, one not), parameters under rcts's names."""
+    t = torch.arange(4, dtype=torch.float32).reshape(2, 2)
+    params = [("layers.0.attention.qkv.weight", t), ("layers.0.mlp.fc1.bias", t[0])]
+    mask = {"kind": "hidden", "step": 0, "micro_batch": 0, "draw": "forward", "p": 0.1,
+            "mask": torch.ones(2, 2, dtype=torch.uint8)}
+    return {"micro_batches": [dict({"step": 0, "micro_batch": 0, "loss": 0.5, "input": t, "target": t, "output": t,
+                                    "input_grad": None, "param_grads": [], "rng_after": {"cpu": "0" * 64},
+                                    "saved_tensors": [], "saved_bytes_per_layer": [0]}, **mb_extra)],
+            "steps": [{"step": 0, "params_before": params, "grads": []}], "parameters": params,
+            "masks": [dict(mask, site="layers.0.mlp.hidden_dropout", stream="model-parallel-rng"),
+                      dict(mask, site="layers.0.attention.hidden_dropout")],
+            "counts": {}, "not_recorded": {"side_effects": "none in this block"}}
+
+
+class WriteRun(unittest.TestCase):
+    """rcts_adapter_kit.dump.write_run: the one writer every adapter's dumps go through."""
+    IMPL = {"name": "megatron-lm", "version": "test", "backend": "megatron-cpu", "arithmetic": "megatron-core",
+            "generator": "cpu"}
+
+    def setUp(self):
+        self.dir = tempfile.mkdtemp()
+        self.addCleanup(lambda: __import__("shutil").rmtree(self.dir))
+
+    def write(self, out=None, impl=None, run="baseline"):
+        from rcts_adapter_kit.dump import write_run
+        d = os.path.join(self.dir, run)
+        write_run(d, {"case_id": "t", "run": run, "role": "baseline"}, {}, out or tiny_run(), impl or self.IMPL)
+        with open(os.path.join(d, "dump.json")) as f:
+            return json.load(f)
+
+    def refused(self, want, out=None, impl=None):
+        with self.assertRaises(DumpError) as e:
+            self.write(out, impl, run="refused")
+        self.assertIn(want, str(e.exception))
+        self.assertFalse(os.path.exists(os.path.join(self.dir, "refused")), "nothing is written for a refused run")
+
+    def test_a_mask_keeps_its_own_stream_else_the_generator(self):
+        m = self.write()
+        self.assertEqual([k["stream"] for k in m["masks"]], ["model-parallel-rng", "cpu"])
+        self.refused("mask 1 (layers.0.attention.hidden_dropout) names no stream",
+                     impl={k: v for k, v in self.IMPL.items() if k != "generator"})
+
+    def test_the_declared_arithmetic_is_written(self):
+        impl = self.write()["implementation"]
+        self.assertEqual((impl["name"], impl["arithmetic"], impl["rng_states"], impl["mask_rule"]),
+                         ("megatron-lm", "megatron-core", "opaque", "none"))
+        self.refused("implementation 'arithmetic' must be declared",
+                     impl={k: v for k, v in self.IMPL.items() if k != "arithmetic"})
+        self.refused("implementation rng_states 'seed-offset': the kit writes only 'opaque'",
+                     impl=dict(self.IMPL, rng_states="seed-offset"))
+
+    def test_not_recorded_is_one_of_the_format_keys_with_a_reason(self):
+        m = self.write()
+        self.assertEqual(m["not_recorded"], {"side_effects": "none in this block"})
+        self.assertNotIn("side_effects", m)
+        self.refused("not_recorded 'saved_tensors' is not an optional field",
+                     out=dict(tiny_run(), not_recorded={"saved_tensors": "not hooked"}))
+        self.refused("not_recorded 'counts' needs a reason", out=dict(tiny_run(), not_recorded={"counts": " "}))
+
+    def test_params_before_carry_megatron_names(self):
+        m = self.write()
+        for entries in (m["steps"][0]["params_before"], m["parameters"]):
+            self.assertEqual([(e["name"], e.get("megatron_name")) for e in entries],
+                             [("layers.0.attention.qkv.weight", "decoder.layers.0.self_attention.linear_qkv.weight"),
+                              ("layers.0.mlp.fc1.bias", "decoder.layers.0.mlp.linear_fc1.bias")])
+
+    def test_offload_bytes_only_when_recorded(self):
+        self.assertNotIn("offloaded_bytes", self.write()["micro_batches"][0])
+        mb = self.write(tiny_run(offloaded_bytes=64, reloaded_bytes=64), run="offload")["micro_batches"][0]
+        self.assertEqual((mb["offloaded_bytes"], mb["reloaded_bytes"]), (64, 64))
+
+
+class CaseFiles(unittest.TestCase):
+    """rcts_adapter_kit.case.case_files: the one case discovery both drivers use."""
+
+    def test_directories_files_and_missing_paths(self):
+        from rcts_adapter_kit.case import case_files
+        d = tempfile.mkdtemp()
+        self.addCleanup(lambda: __import__("shutil").rmtree(d))
+        for rel in ("b/z.json", "a.json", "invalid/bad.json", "b/notes.txt"):
+            os.makedirs(os.path.dirname(os.path.join(d, rel)), exist_ok=True)
+            open(os.path.join(d, rel), "w").close()
+        self.assertEqual(case_files([d]), [os.path.join(d, "a.json"), os.path.join(d, "b", "z.json")])
+        self.assertEqual(case_files([os.path.join(d, "b", "notes.txt")]), [os.path.join(d, "b", "notes.txt")])
+        with self.assertRaises(AdapterError) as e:
+            case_files([os.path.join(d, "missing.json")])
+        self.assertIn("missing.json: no such case file or directory", str(e.exception))
+
+    def test_both_drivers_use_the_kits(self):
+        from rcts_adapter_kit import case
+        sys.path[:0] = [os.path.join(HERE, "..", "..", "adapters", d) for d in ("pytorch", "megatron")]
+        import check_megatron
+        import check_pytorch
+        self.assertIs(check_pytorch.case_files, case.case_files)
+        self.assertIs(check_megatron.case_files, case.case_files)
+        self.assertIs(check_megatron.Case, case.Case)
+
+
+class Outcomes(unittest.TestCase):
+    """Both drivers read rcts check's report of a case with the kit's Judgement."""
+
+    def test_both_drivers_read_the_same_outcome(self):
+        sys.path[:0] = [os.path.join(HERE, "..", "..", "adapters", d) for d in ("pytorch", "megatron")]
+        import check_megatron
+        import check_pytorch
+        d = tempfile.mkdtemp()
+        self.addCleanup(lambda: __import__("shutil").rmtree(d))
+        report = {"cases": [{"id": "c.x", "outcome": "fail", "checks": [
+            {"kind": "memory", "outcome": "fail", "detail": "layer 0 holds 8 bytes more"},
+            {"kind": "bitwise", "outcome": "pass"}]}]}
+        stub = os.path.join(d, "rcts")
+        with open(stub, "w") as f:  # an rcts that writes this report where --json says
+            f.write("#!/bin/sh\nwhile [ \"$1\" != --json ]; do shift; done\n"
+                    f"printf '%s' '{json.dumps(report)}' > \"$2\"\n"
+                    "echo '        bitwise: judged 3 tensors'\nexit 1\n")
+        os.chmod(stub, 0o755)
+        want = ("fail", ["memory"], ["memory: layer 0 holds 8 bytes more"])
+        self.assertEqual(check_megatron.check_outcome(stub, 1, "c.json", d, "c.x"), want)
+        self.assertEqual(check_pytorch.check_outcome(stub, "c.json", d, "c.x"), (*want, ["bitwise: judged 3 tensors"]))
+
+
+class EndOfForward(unittest.TestCase):
+    """rcts_adapter_kit.saved.at_end_of_forward: a watched save's bytes as its tensor is at
+    the end of the forward (Megatron's CheckpointWithoutOutput frees a saved storage)."""
+
+    def test_freed_dropped_and_held_saves(self):
+        from types import SimpleNamespace
+        from rcts_adapter_kit.saved import at_end_of_forward, bytes_per_layer, held_bytes, note_save
+        rec = SimpleNamespace(phase="forward", param_storages=set(), checkpoint_inputs={}, saves=[],
+                              module_path=lambda: "layers.0.mlp", save_namer=None)
+        kept, freed = torch.ones(2, 3), torch.ones(4)
+        note_save(rec, kept, watch=True)
+        note_save(rec, kept, watch=True)           # saved twice: held once
+        note_save(rec, freed, owner="layers.1", watch=True)
+        note_save(rec, torch.ones(5), op="aten::mul", watch=True)  # nothing holds it after the forward
+        freed.untyped_storage().resize_(0)
+        saves = at_end_of_forward(rec.saves)
+        self.assertEqual([(s["bytes"], s.get("shape"), s.get("op")) for s in saves],
+                         [(24, [2, 3], None), (24, [2, 3], None), (0, None, "torch.utils.checkpoint"), (0, None, "aten::mul")])
+        self.assertTrue(all("_tensor" not in s for s in saves))
+        self.assertEqual((bytes_per_layer(saves, 2), held_bytes(saves)), ([24, 0], 24))
+
 
 class TensorFiles(unittest.TestCase):
     """A dump's tensor files are read as rcts reads them: inside the dump, C order, exactly

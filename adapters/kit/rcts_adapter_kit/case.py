@@ -1,20 +1,29 @@
-"""Reading a case file and the rcts dumps of its runs, strictly: what is missing or of the
-wrong type is an AdapterError naming the file, the JSON path and the value."""
+"""Finding case files, reading one and the rcts dumps of its runs, strictly: what is
+missing or of the wrong type is an AdapterError naming the file, the JSON path and the
+value. Stdlib only: the drivers (scripts/check-megatron) run without torch."""
+import glob
 import json
 import os
 
-from .dump import MANIFEST, DumpError, Json, safe_stem
-from .errors import AdapterError, where
+from .errors import AdapterError, DumpError, where
+from .json_value import Json, read_json
+from .layout import MANIFEST, safe_stem
 
 
-def read_json(path, what):
-    try:
-        with open(path) as f:
-            return json.load(f)
-    except OSError as e:
-        raise AdapterError(f"{what} {path}: {e.strerror}") from e
-    except (json.JSONDecodeError, UnicodeDecodeError) as e:
-        raise AdapterError(f"{what} {path}: not JSON: {e}") from e
+def case_files(paths):
+    """The case files a driver's arguments name: a file as given, a directory's *.json
+    below it (sorted; cases/invalid/ holds refused configs, not cases to run). A path
+    that is neither is an AdapterError."""
+    out = []
+    for p in paths:
+        if os.path.isdir(p):
+            out += sorted(f for f in glob.glob(os.path.join(p, "**", "*.json"), recursive=True)
+                          if f"{os.sep}invalid{os.sep}" not in f)
+        elif os.path.isfile(p):
+            out.append(p)
+        else:
+            raise AdapterError(f"{p}: no such case file or directory")
+    return out
 
 
 # The keys of a case file (harness/cases/case.cpp); another key is an error, as in rcts.

@@ -15,25 +15,19 @@ import shutil
 import numpy as np
 import torch
 
-from .layout import safe_stem  # noqa: F401 (case.py and the adapters import it from here)
+from .errors import AdapterError, DumpError, where  # noqa: F401 (adapters import DumpError from here)
+from .json_value import Json  # noqa: F401 (adapters and tests import it from here)
+from .layout import MANIFEST, safe_stem  # noqa: F401 (the adapters import safe_stem from here)
 from .names import megatron_name
 FORMAT = "rcts-dump"
 VERSION = 1
-MANIFEST = "dump.json"
 
 _TORCH = {"f32": torch.float32, "f64": torch.float64, "bf16": torch.bfloat16, "u8": torch.uint8}
 _NUMPY = {"f32": "<f4", "f64": "<f8", "bf16": "<u2", "u8": "|u1"}
 
 
-from .errors import AdapterError, where
-
-
 # The optional top-level fields a dump may declare it did not record (docs/dump-format.md).
 NOT_RECORDED = ("side_effects", "counts")
-
-
-class DumpError(AdapterError):
-    """A dump that cannot be read or written; the message names the file and JSON path."""
 
 
 def dtype_name(t):
@@ -137,43 +131,6 @@ class Writer:
             json.dump(manifest, f, indent=1)
             f.write("\n")
         os.replace(tmp, path)
-
-
-class Json:
-    """A JSON value with its file and path, for errors that say where."""
-
-    def __init__(self, file, value, path=""):
-        self.file, self.value, self.path = file, value, path
-
-    def fail(self, msg):
-        raise DumpError(where(self.file, self.path, msg))
-
-    def _typed(self, types, what):
-        if not isinstance(self.value, types) or isinstance(self.value, bool) and bool not in types:
-            self.fail(f"{self.value!r} is not {what}")
-        return self.value
-
-    def string(self):
-        return self._typed((str,), "a string")
-
-    def object(self):
-        return self._typed((dict,), "an object")
-
-    def number(self):
-        return self._typed((int, float), "a number")
-
-    def __getitem__(self, key):
-        if isinstance(key, int):
-            if not isinstance(self.value, list) or key >= len(self.value):
-                self.fail(f"expected an array with an element {key}")
-        elif not isinstance(self.value, dict) or key not in self.value:
-            self.fail(f"missing field '{key}'")
-        return Json(self.file, self.value[key], f"{self.path}/{key}")
-
-    def items(self):
-        if not isinstance(self.value, list):
-            self.fail("expected an array")
-        return [self[i] for i in range(len(self.value))]
 
 
 def _load_npy(path, fail):
@@ -287,13 +244,58 @@ def _bits(v):
     return "0x%016x" % struct.unpack("<Q", struct.pack("<d", v))[0]
 
 
+# The implementation's rules the kit's writer can state: RNG states as a digest per
+# generator (rng_after is written {"opaque": ...}) and masks rcts does not regenerate.
+WRITTEN_RULES = {"rng_states": "opaque", "mask_rule": "none"}
+
+
+def implementation_entry(directory, implementation):
+    """The manifest's `implementation`: name, version, backend and the declared rules.
+    `arithmetic` must be declared (anything but "rcts" turns off the golden digests); a
+    declared rng_states or mask_rule other than what the writer writes is refused."""
+    for key in ("name", "version", "backend", "arithmetic"):
+        if not isinstance(implementation.get(key), str) or not implementation[key]:
+            raise DumpError(f"{directory}: implementation '{key}' must be declared (a non-empty string)")
+    entry = {k: implementation[k] for k in ("name", "version", "backend", "arithmetic")}
+    for key, written in WRITTEN_RULES.items():
+        declared = implementation.get(key, written)
+        if declared != written:
+            raise DumpError(f"{directory}: implementation {key} '{declared}': the kit writes only '{written}'")
+        entry[key] = declared
+    return entry
+
+
+def not_recorded(directory, declared):
+    """The validated `not_recorded` object: keys from NOT_RECORDED, each with a reason."""
+    for field, why in declared.items():
+        if field not in NOT_RECORDED:
+            raise DumpError(f"{directory}: not_recorded '{field}' is not an optional field ({sorted(NOT_RECORDED)})")
+        if not isinstance(why, str) or not why.strip():
+            raise DumpError(f"{directory}: not_recorded '{field}' needs a reason")
+    return dict(declared)
+
+
+# Per-micro-batch fields an adapter gives only where it records them (docs/dump-format.md).
+OPTIONAL_MB = ("held_after_backward", "saved_after_forward", "host_resident_after_forward", "offloaded_bytes",
+               "reloaded_bytes")
+
+
 def write_run(directory, meta, cfg, out, implementation, layouts=None):
     """Writes one recorded run as a format-1 dump. `meta`: case id and file, run name,
     role ("baseline", "variant", "rerun"), of_variant and the rank coordinates (rcts's
     dump of the same run gives them: a case may seed as another rank). `out`: what the
     adapter recorded (see the kit's README: micro_batches, steps, parameters, masks,
-    counts, side_effects). `implementation`: name, version, backend, generator (the
-    stream name masks carry). Parameters get their Megatron-LM name (names.py)."""
+    counts, side_effects, not_recorded). `implementation`: name, version, backend,
+    arithmetic (and rng_states, mask_rule: implementation_entry), generator (the stream
+    of a mask that names none), memory_profile. Parameters, in `parameters` and each
+    step's `params_before`, get their Megatron-LM name (names.py)."""
+    impl = implementation_entry(directory, implementation)
+    declared = not_recorded(directory, out.get("not_recorded", {}))
+    streams = [m.get("stream", implementation.get("generator")) for m in out["masks"]]
+    for k, stream in enumerate(streams):
+        if not stream:
+            raise DumpError(f"{directory}: mask {k} ({out['masks'][k]['site']}) names no stream and the "
+                            "implementation no generator")
     w = Writer(directory)
     mbs = []
     for e in out["micro_batches"]:
@@ -309,15 +311,12 @@ def write_run(directory, meta, cfg, out, implementation, layouts=None):
             "rng_after": {"opaque": e["rng_after"]},
             "saved_bytes_per_layer": e["saved_bytes_per_layer"],
             "saved_tensors": e["saved_tensors"],
-            **({"held_after_backward": e["held_after_backward"]} if "held_after_backward" in e else {}),
-            "saved_after_forward": e["saved_after_forward"],
-            "host_resident_after_forward": e["host_resident_after_forward"],
-            "offloaded_bytes": e["offloaded_bytes"], "reloaded_bytes": e["reloaded_bytes"]})
+            **{k: e[k] for k in OPTIONAL_MB if k in e}})
     steps = [{"step": s["step"], "params_before": w.named(s["params_before"], f"s{s['step']}.param.", True),
               "grads": w.named(s["grads"], f"s{s['step']}.grad.")} for s in out["steps"]]
     masks = []
-    for k, m in enumerate(out["masks"]):
-        masks.append({"site": m["site"], "kind": m["kind"], "stream": implementation["generator"],
+    for k, (m, stream) in enumerate(zip(out["masks"], streams)):
+        masks.append({"site": m["site"], "kind": m["kind"], "stream": stream,
                       "step": m["step"], "micro_batch": m["micro_batch"], "draw": m["draw"], "p": m["p"],
                       "layout": "attention_mask" if m["kind"] == "attention" else "hidden_mask",
                       "mask": w.tensor(m["mask"], f"mask.{k:05d}.{m['site']}")})
@@ -328,9 +327,7 @@ def write_run(directory, meta, cfg, out, implementation, layouts=None):
         "format": FORMAT, "version": VERSION,
         "case": {"id": meta["case_id"], "file": meta.get("case_file", "")},
         "run": run,
-        "implementation": {"name": implementation["name"], "version": implementation["version"],
-                           "backend": implementation["backend"], "arithmetic": implementation["name"],
-                           "rng_states": "opaque", "mask_rule": "none"},
+        "implementation": impl,
         "rank": meta.get("rank") or {"world_rank": 0, "world_size": 1, "tp": 0, "cp": 0, "dp": 0, "pp": 0,
                                      "etp": 0, "ep": 0, "edp": 0},
         "config": cfg, "layouts": layouts or LAYOUTS,
@@ -342,12 +339,9 @@ def write_run(directory, meta, cfg, out, implementation, layouts=None):
     # The saved-tensor profile the run's saved_tensors are judged under (docs/dump-format.md).
     if implementation.get("memory_profile"):
         manifest["memory_profile"] = implementation["memory_profile"]
-    # What the adapter cannot observe is declared, with why, and left out (NOT_RECORDED).
-    for field, why in out.get("not_recorded", {}).items():
-        if field not in NOT_RECORDED:
-            raise DumpError(f"{directory}: not_recorded '{field}' is not an optional field ({sorted(NOT_RECORDED)})")
-        if not why:
-            raise DumpError(f"{directory}: not_recorded '{field}' needs a reason")
+    # What the adapter cannot observe is declared, with why, and left out.
+    for field in declared:
         manifest.pop(field, None)
-        manifest.setdefault("not_recorded", {})[field] = why
+    if declared:
+        manifest["not_recorded"] = declared
     w.finish(manifest)

@@ -1,10 +1,14 @@
-"""The one error type of the kit: bad input an adapter refuses. Its message names the file,
-the JSON path or field, and the value; an adapter's main prints it and exits 2 (no
+"""The kit's error types: bad input an adapter refuses. The message names the file, the
+JSON path or field, and the value; an adapter's main prints it and exits 2 (no
 traceback), as rcts does."""
 
 
 class AdapterError(Exception):
     pass
+
+
+class DumpError(AdapterError):
+    """A dump that cannot be read or written; the message names the file and JSON path."""
 
 
 def where(file, path, msg):

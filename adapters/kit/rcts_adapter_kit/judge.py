@@ -8,6 +8,7 @@ new or empty directory, or one it made before (it holds the driver's mark file),
 replaces only the subdirectories it owns; nothing else in it is ever deleted."""
 import json
 import os
+import re
 import shutil
 import subprocess
 import tempfile
@@ -81,11 +82,27 @@ class Judgement:
             details = [c["reason"]]
         return c.get("outcome", "error"), failing, details, verdict
 
+    def judged(self):
+        """rcts check's per-check lines (`        <kind>: judged ...` / `: skip ...`), stripped."""
+        return [l.strip() for l in self.text.splitlines() if _JUDGED.match(l)]
+
     def expectations_text(self):
         """rcts check's expectation block (from its `expectations  FILE ...` line on)."""
         lines = self.text.splitlines()
         start = next((i for i, l in enumerate(lines) if l.startswith("expectations  ")), None)
         return "\n".join(lines[start:]) if start is not None else ""
+
+
+# A check's line in rcts check's text report: what it judged, or why it skipped.
+_JUDGED = re.compile(r"^\s{8}[a-z_]+: (judged|skip)")
+
+
+def check_case(rcts, dump_root, case_file, case_id, launcher=()):
+    """`rcts check` over one case's dumps below `dump_root` (its report beside them, as
+    <case>.check.json): the Judgement whose case(case_id) is the case's outcome."""
+    stem = dump_name(case_id)
+    return rcts_check(rcts, os.path.join(dump_root, stem), os.path.join(dump_root, f"{stem}.check.json"),
+                      [case_file], launcher=launcher)
 
 
 def validate_expectations(rcts, path, case_file):

@@ -3,6 +3,7 @@ without torch (scripts/check-megatron) need them too."""
 import hashlib
 import re
 
+MANIFEST = "dump.json"  # a dump directory's manifest, written last
 _UNSAFE = re.compile(rb"[^A-Za-z0-9._-]")
 
 

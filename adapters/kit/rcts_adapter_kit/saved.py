@@ -20,26 +20,54 @@ def tensor_fields(t):
     return {"dtype": DTYPES[t.dtype], "shape": list(t.shape)} if t.dtype in DTYPES else {}
 
 
-def note_save(rec, t, category=None, name=None, owner=None):
+def note_save(rec, t, category=None, name=None, owner=None, op=None, watch=False):
     """Records one save of tensor t during the forward (nothing in backward). The op that
-    saved it is named by SaveNamer (a checkpoint's own input: CHECKPOINT_OP)."""
+    saved it is `op`, or named by SaveNamer (a checkpoint's own input: CHECKPOINT_OP).
+    `owner` (a module path, "" for none) makes it a checkpoint input. watch=True keeps a
+    weak reference, for bytes counted at the end of the forward (at_end_of_forward)."""
     if rec.phase != "forward":
         return
     ptr = storage_ptr(t)
     if ptr in rec.param_storages:
         return
-    owner = owner or rec.checkpoint_inputs.get(ptr)
-    entry = {"module": owner or rec.module_path(), "tensor": name or f"saved.{len(rec.saves)}",
+    if owner is None:
+        owner = rec.checkpoint_inputs.get(ptr)
+    entry = {"module": owner if owner is not None else rec.module_path(), "tensor": name or f"saved.{len(rec.saves)}",
              "bytes": t.numel() * t.element_size(),
              "category": category or ("checkpoint_input" if owner is not None else "saved_activation"),
              "storage": ptr, "offset": t.storage_offset(), "recompute": False, **tensor_fields(t)}
-    if owner is not None:
-        entry["op"] = CHECKPOINT_OP
+    if op is not None or owner is not None:
+        entry["op"] = op or CHECKPOINT_OP
     else:
         namer = getattr(rec, "save_namer", None)
         if namer is not None:
             namer.name(entry, ptr)
+    if watch:
+        entry[_WATCHED] = weakref.ref(t)
     rec.saves.append(entry)
+
+
+_WATCHED = "_tensor"  # a watched entry's weak reference; never written (at_end_of_forward drops it)
+
+
+def at_end_of_forward(saves):
+    """The saves as held at the end of the forward (Megatron-LM's rule, where a save's
+    storage may be released after it was saved): a watched save nothing holds any more,
+    or whose storage is freed (CheckpointWithoutOutput), holds 0 bytes and has no dtype
+    and shape (a dump's bytes are its shape's); any other keeps what it had when saved."""
+    out = []
+    for s in saves:
+        e = {k: v for k, v in s.items() if k != _WATCHED}
+        ref = s.get(_WATCHED)
+        t = ref() if ref is not None else None
+        if ref is not None and (t is None or t.untyped_storage().nbytes() == 0):
+            e["bytes"] = 0
+            e.pop("dtype", None)
+            e.pop("shape", None)
+        elif t is not None:
+            e.update(bytes=t.numel() * t.element_size(), **tensor_fields(t))
+        out.append(e)
+    return out
 
 
 # Ops that compute nothing (views, checkpoint's detach): they neither save nor consume a save.
@@ -134,13 +162,14 @@ def bytes_per_layer(saves, n_layers, prefix="layers"):
 
 class RecordingHooks(torch.autograd.graph.saved_tensors_hooks):
     """Saved-tensor hooks that only observe: the tensor itself is what is saved; a
-    SaveNamer names the op of each save while they are on."""
+    SaveNamer names the op of each save while they are on. `note(rec, t)` records a save
+    (note_save; an adapter with its own attribution wraps it)."""
 
-    def __init__(self, rec):
+    def __init__(self, rec, note=note_save):
         self.rec = rec
 
         def pack(t):
-            note_save(rec, t)
+            note(rec, t)
             return t
 
         super().__init__(pack, lambda t: t)

@@ -11,7 +11,7 @@ import torch
 
 from . import faults
 from .config import transformer_config
-from .observe import DropoutTap, Recorder, SaveHooks
+from .observe import DropoutTap, Recorder, save_hooks
 from .weights import ParamMap
 
 SGD_RATE = 2.0 ** -6
@@ -90,9 +90,9 @@ def run(cfg, rank, initial_params, inputs, targets):
             x = (x_full[tp_rank * rows:(tp_rank + 1) * rows] if sp else x_full).clone()
             x = x.reshape(-1, b, h).requires_grad_(training)
             rec.phase = "forward"
-            with torch.set_grad_enabled(training), SaveHooks(rec), DropoutTap(rec):
+            with torch.set_grad_enabled(training), save_hooks(rec), DropoutTap(rec):
                 y = block(hidden_states=x, attention_mask=causal)
-            saves, per_layer, held = rec.finish_forward(n_layers, layer_names)
+            saves, per_layer, held = rec.finish_forward(n_layers)
             y2 = y.reshape(-1, h)
             if sp:  # the block's output is the rank's sequence shard: gather the full (s*b, h)
                 parts = [torch.empty_like(y2) for _ in range(tp)]

@@ -6,18 +6,19 @@
 * dropout draws: a TorchDispatchMode that sees every aten.bernoulli_ (CPU dropout,
   aten::dropout's decomposition, draws its keep mask with it) and logs the mask, the
   site (the module it ran in) and the tracker stream that was forked at the time;
-* saved tensors: saved-tensor hooks during the forward; their bytes are counted at the
-  end of the forward from the tensors as they are then: a save nothing holds any more
-  counts 0, and so does one whose storage CheckpointWithoutOutput freed after its
-  consumer saved it.
+* saved tensors: the kit's saved-tensor hooks during the forward (each save's op named by
+  its SaveNamer, with dtype and shape); their bytes are counted at the end of the forward
+  from the tensors as they are then (the kit's at_end_of_forward): a save nothing holds
+  any more counts 0, and so does one whose storage CheckpointWithoutOutput freed after
+  its consumer saved it.
 
 The phase is the driver's: "backward" while loss.backward() runs, so any forward or draw
 then is a recompute.
 """
-import weakref
-
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
+
+from rcts_adapter_kit.saved import RecordingHooks, at_end_of_forward, bytes_per_layer, held_bytes, note_save
 
 # Megatron module path inside a TransformerLayer -> rcts's name.
 SUBMODULES = {"self_attention": "attention", "self_attention.core_attention": "attention.core",
@@ -35,6 +36,11 @@ class Recorder:
         self.param_storages = param_storages
         self.pending_chunk = None  # first layer run under no_grad since the last checkpoint save
         self.tracker = None        # Megatron's CudaRNGStatesTracker (for the stream name)
+        self.checkpoint_inputs = {}  # the kit's map for checkpoints it is told of; Megatron's are found by path
+        self.save_namer = None       # the kit's SaveNamer while the recording hooks are on
+
+    def module_path(self):
+        return self.path[-1] if self.path else ""
 
     @property
     def recompute(self):
@@ -87,40 +93,27 @@ class Recorder:
                            "mask": (noise != 0).to(torch.uint8).reshape(-1, noise.shape[-1])
                            if kind == "hidden" else (noise != 0).to(torch.uint8).clone()})
 
-    def pack(self, t):
-        if self.phase != "forward":
+    def note(self, rec, t):
+        """One save (the kit's note_save), attributed by Megatron's rule: outside every
+        layer it is a checkpoint saving its inputs after running its first layer (full
+        recompute's tensor_parallel.checkpoint), owned by that layer."""
+        ptr = t.untyped_storage().data_ptr()
+        if self.phase != "forward" or ptr == 0 or ptr in self.param_storages:  # before a pending chunk is taken
             return
-        st = t.untyped_storage()
-        ptr = st.data_ptr()
-        if ptr in self.param_storages or ptr == 0:
-            return
-        layer = next((p for p in reversed(self.path) if p.count(".") == 1), None)
-        category = "saved_activation"
-        if layer is None:  # a checkpoint saving its inputs, after running its first layer
-            layer, category = self.pending_chunk or "", "checkpoint_input"
+        owner = op = None
+        if not any(p.count(".") == 1 for p in self.path):
+            owner, op = self.pending_chunk or "", CHECKPOINT_OP
             self.pending_chunk = None
-        self.saves.append({"module": self.path[-1] if self.path else layer, "layer": layer, "tensor_ref": weakref.ref(t),
-                           "storage": ptr, "offset": t.storage_offset(), "category": category})
+        note_save(self, t, owner=owner, op=op, watch=True)
 
-    def finish_forward(self, n_layers, names):
-        """Saved tensors of this micro-batch with their bytes as held now; per-layer bytes."""
-        out, seen, per_layer = [], {}, [0] * n_layers
-        for k, s in enumerate(self.saves):
-            t = s.pop("tensor_ref")()  # None: nothing holds it any more (a save inside a checkpoint's
-            # no-grad forward that Megatron's enable_grad bias-dropout-add made, dropped with its graph)
-            nbytes = 0 if t is None or t.untyped_storage().nbytes() == 0 else t.numel() * t.element_size()
-            e = {"module": s["module"], "tensor": f"saved.{k}", "bytes": nbytes, "category": s["category"],
-                 "storage": s["storage"], "offset": s["offset"], "recompute": False}
-            out.append(e)
-            key = (s["storage"], s["offset"], nbytes)
-            if key in seen:
-                continue
-            seen[key] = True
-            if s["layer"] in names:
-                per_layer[names.index(s["layer"])] += nbytes
-        held = sum(b for (_, _, b) in seen)
-        self.saves = []
-        return out, per_layer, held
+    def finish_forward(self, n_layers):
+        """Saved tensors of this micro-batch as held now, their bytes per layer and in all."""
+        saves, self.saves = at_end_of_forward(self.saves), []
+        return saves, bytes_per_layer(saves, n_layers), held_bytes(saves)
+
+
+# The op of a checkpoint's own input under Megatron's full recompute.
+CHECKPOINT_OP = "megatron.core.tensor_parallel.checkpoint"
 
 
 class DropoutTap(TorchDispatchMode):
@@ -137,10 +130,6 @@ class DropoutTap(TorchDispatchMode):
         return out
 
 
-class SaveHooks(torch.autograd.graph.saved_tensors_hooks):
-    def __init__(self, rec):
-        def pack(t):
-            rec.pack(t)
-            return t
-
-        super().__init__(pack, lambda t: t)
+def save_hooks(rec):
+    """The kit's recording hooks with Megatron's attribution (Recorder.note)."""
+    return RecordingHooks(rec, note=rec.note)

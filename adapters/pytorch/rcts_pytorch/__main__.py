@@ -77,7 +77,7 @@ def run_case(a, style, out, tag):
     how = {"reentrant": "checkpoint use_reentrant=True", "non_reentrant": "checkpoint use_reentrant=False",
            "sac": "selective activation checkpointing (create_selective_checkpoint_contexts)"}[style]
     impl = {"name": "pytorch", "version": f"torch {torch.__version__}, {how}", "backend": "torch-cpu",
-            "generator": driver.GENERATOR, "memory_profile": driver.MEMORY_PROFILE}
+            "arithmetic": "pytorch", "generator": driver.GENERATOR, "memory_profile": driver.MEMORY_PROFILE}
     for name, (d, theirs) in runs.items():
         cfg, run_meta = theirs["config"], theirs["run"]
         out_run = driver.run(cfg, base.params, base.inputs, base.targets, style)

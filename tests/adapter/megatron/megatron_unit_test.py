@@ -1,6 +1,6 @@
 """Unit tests of the Megatron adapter's own parts that need no megatron-core import:
-the emulated device, the QKV layout, the fault switch, and check-megatron's
-expectation-file reader and verdicts."""
+the emulated device, the QKV layout, the fault switch, and the attribution of saved
+tensors (observe.py over the kit's saved.py)."""
 import json
 import os
 import sys
@@ -13,8 +13,7 @@ sys.path[:0] = [os.path.join(ROOT, "adapters", "megatron"), os.path.join(ROOT, "
 
 import torch  # noqa: E402
 
-from rcts_megatron import cuda_shim, faults, weights  # noqa: E402
-import check_megatron  # noqa: E402
+from rcts_megatron import cuda_shim, faults, observe, weights  # noqa: E402
 
 
 class EmulatedDevice(unittest.TestCase):
@@ -73,6 +72,32 @@ class FaultSwitch(unittest.TestCase):
     def test_off_by_default(self):
         os.environ.pop("RCTS_MEGATRON_FAULT", None)
         self.assertFalse(any(faults.active(f) for f in faults.KNOWN))
+
+
+class SavedTensors(unittest.TestCase):
+    """Megatron's rule over the kit's hooks: a save outside every layer is the input a
+    checkpoint saves after running its first layer; bytes are the tensors' at the end of
+    the forward."""
+
+    def test_checkpoint_inputs_and_end_of_forward_bytes(self):
+        mask = torch.ones(4, dtype=torch.bool)
+        rec = observe.Recorder({}, {mask.untyped_storage().data_ptr()})
+        x, y = torch.ones(2, 8), torch.ones(3)
+        with observe.save_hooks(rec):
+            rec.pending_chunk = "layers.1"
+            mask.float().requires_grad_().mul(mask)   # a parameter-like save outside the layers takes no chunk
+            x.requires_grad_().sin()                   # the chunk's input
+            rec.path = ["layers.0", "layers.0.mlp"]
+            z = y.requires_grad_().exp()                # saves its result, freed before the forward ends
+            z.untyped_storage().resize_(0)
+            saves, per_layer, held = rec.finish_forward(2)
+        self.assertEqual([(s["module"], s["category"], s["op"], s["bytes"]) for s in saves],
+                         [("layers.1", "checkpoint_input", observe.CHECKPOINT_OP, 64),
+                          ("layers.0.mlp", "saved_activation", "aten::exp", 0)])
+        self.assertEqual((per_layer, held), ([0, 64], 64))
+        self.assertEqual((saves[0]["dtype"], saves[0]["shape"]), ("f32", [2, 8]))
+        self.assertNotIn("shape", saves[1])  # a freed save has no shape: a dump's bytes are its shape's
+        self.assertEqual(rec.saves, [])
 
 
 if __name__ == "__main__":
