@@ -20,6 +20,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <iostream>
 #include <memory>
 #include <new>
@@ -148,7 +149,9 @@ int dispatch(cli::Command& cmd, cli::SharedArgs& shared, std::ostream& out, bool
   if (!cmd.needs_cases()) return run_and_warn(cmd, s, uses);
   std::string load_error;
   try {
-    s.cases = load_cases(cli::case_paths(shared.paths));
+    const auto paths = cli::case_paths(shared.paths);
+    s.cases = load_cases(paths);
+    s.named_files = std::any_of(paths.begin(), paths.end(), [](const auto& p) { return !std::filesystem::is_directory(p); });
   } catch (const std::exception& e) {
     if (!opt.scope.agreement) throw;
     load_error = e.what();

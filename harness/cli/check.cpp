@@ -65,7 +65,7 @@ class CheckCommand : public Command {
     if (expectations)
       return finish_with_expectations(expect_, *expectations, s.cases, results,
                                       runs_here(results, s.cases, opt.scope.world_size, true), header,
-                                      opt.scope.filter, json_out_, junit_out_, s.rank0, s.out);
+                                      opt.scope.filter, s.named_files, json_out_, junit_out_, s.rank0, s.out);
     if (s.rank0) {
       write_file(json_out_, json_text(results_json(header, results), 2) + "\n");
       write_file(junit_out_, junit_xml(header, results));

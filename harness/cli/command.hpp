@@ -35,6 +35,7 @@ struct Session {
   std::ostream& out;           // rank 0: std::cout; other ranks: nowhere
   bool rank0 = true;
   std::vector<Case> cases;     // loaded when needs_cases()
+  bool named_files = false;    // a case file was named by itself: part of the case set was chosen
 };
 
 enum class BackendNeed {

@@ -192,14 +192,15 @@ std::vector<bool> runs_here(const std::vector<CaseResult>& results, const std::v
 
 int finish_with_expectations(const ExpectOptions& o, const ExpectationFile& f, const std::vector<Case>& cases,
                              const std::vector<CaseResult>& results, const std::vector<bool>& here,
-                             const RunHeader& header, const std::string& filter, const std::string& json_out,
+                             const RunHeader& header, const std::string& filter, bool named_files,
+                             const std::string& json_out,
                              const std::string& junit_out, bool write, std::ostream& out) {
   if (results.empty()) {  // nothing compared is nothing met
     out << "\nexpectations: no result to compare with " << o.file << "\n";
     return 1;
   }
   const auto infos = case_infos(cases);
-  const ExpectationComparison cmp = compare_expectations(f, infos, results, here, header.ranks, o.strict, filter);
+  const ExpectationComparison cmp = compare_expectations(f, infos, results, here, header.ranks, o.strict, filter, named_files);
   out << "\n" << expectation_summary(cmp, results);
   if (write) {
     if (!json_out.empty()) {

@@ -61,12 +61,15 @@ void add_undumped_cases(std::vector<CaseResult>& results, const std::vector<Case
 std::vector<bool> runs_here(const std::vector<CaseResult>& results, const std::vector<Case>& cases, int world_size,
                             bool checking_dumps, const std::vector<bool>& backend_listed = {});
 
-// Compares (stale entries over the cases `filter` selects), prints the expectation block to `out`, writes the JSON and JUnit reports
+// Compares (stale entries over the cases `filter` selects; `named_files`: the cases were
+// files named one by one, so an entry for none of them is not stale either), prints the
+// expectation block to `out`, writes the JSON and JUnit reports
 // (paths may be empty; only when `write` — rank 0), proposes an update when asked and
 // returns the exit status: 0 when the expectations are met.
 int finish_with_expectations(const ExpectOptions& o, const ExpectationFile& f, const std::vector<Case>& cases,
                              const std::vector<CaseResult>& results, const std::vector<bool>& here,
-                             const RunHeader& header, const std::string& filter, const std::string& json_out,
+                             const RunHeader& header, const std::string& filter, bool named_files,
+                             const std::string& json_out,
                              const std::string& junit_out, bool write, std::ostream& out);
 
 }  // namespace rcts::harness

@@ -215,12 +215,14 @@ bool ExpectationComparison::ok() const {
 
 ExpectationComparison compare_expectations(const ExpectationFile& file, const std::vector<CaseInfo>& cases,
                                            const std::vector<CaseResult>& results, const std::vector<bool>& runs_here,
-                                           int world_size, bool strict, const std::string& filter) {
+                                           int world_size, bool strict, const std::string& filter,
+                                           bool named_files) {
   ExpectationComparison cmp;
   cmp.file = &file;
   cmp.world_size = world_size;
   cmp.strict = strict;
   cmp.filter = filter;
+  cmp.subset = named_files || !filter.empty();
   cmp.entries.resize(file.entries.size());
   for (size_t i = 0; i < results.size(); ++i) {
     const CaseResult& r = results[i];
@@ -253,7 +255,7 @@ ExpectationComparison compare_expectations(const ExpectationFile& file, const st
       named = true;
       at_size = at_size || std::any_of(c->ranks.begin(), c->ranks.end(), [&](int w) { return e.applies_at(w); });
     }
-    rep.status = at_size || (!filter.empty() && !named) ? EntryStatus::not_in_run : EntryStatus::stale;
+    rep.status = at_size || (cmp.subset && !named) ? EntryStatus::not_in_run : EntryStatus::stale;
   }
   return cmp;
 }
@@ -285,7 +287,7 @@ std::string expectation_summary(const ExpectationComparison& cmp, const std::vec
     if (cmp.entries[e.index].status == EntryStatus::stale) {
       std::string tag = "STALE-ENTRY";
       tag.append(width + 2 - std::min(width + 2, tag.size()), ' ');
-      os << "  " << tag << e.label() << ": matches no " << (cmp.filter.empty() ? "" : "selected ") << "case"
+      os << "  " << tag << e.label() << ": matches no " << (cmp.subset ? "selected " : "") << "case"
          << (e.ranks.empty() ? "" : " at the world sizes it names")
          << (cmp.strict ? "" : " (warning)") << "\n";
     }

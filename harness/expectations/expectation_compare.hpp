@@ -59,6 +59,7 @@ struct ExpectationComparison {
   int world_size = 1;
   bool strict = false;
   std::string filter;                  // --filter; empty: the whole case set was selected
+  bool subset = false;                 // a --filter, or case files named one by one
   std::vector<ResultVerdict> results;  // parallel to the results compared
   std::vector<EntryReport> entries;    // parallel to file->entries
   int count(Verdict v) const;
@@ -69,12 +70,14 @@ struct ExpectationComparison {
 // `runs_here(i)`: whether rcts runs results[i]'s case at all in this run (its world
 // size, its backend list); a result it does not run is not_applicable. `cases`: the
 // whole case set, for stale entries; with a `filter` (--filter) only the cases it
-// selects count for them, and an entry matching none of those is not-in-run.
+// selects count for them, and an entry matching none of those is not-in-run; so with
+// `named_files` (case files named one by one: the set is only part of the case set).
 // Conflicting entries must have been refused (refuse_conflicts): the first matching
 // entry is taken. A fail entry with a signature expects exactly that signature.
 ExpectationComparison compare_expectations(const ExpectationFile& file, const std::vector<CaseInfo>& cases,
                                            const std::vector<CaseResult>& results, const std::vector<bool>& runs_here,
-                                           int world_size, bool strict, const std::string& filter = "");
+                                           int world_size, bool strict, const std::string& filter = "",
+                                           bool named_files = false);
 
 // The failing check kinds of a result, sorted, once each.
 std::vector<std::string> failing_checks(const CaseResult& r);

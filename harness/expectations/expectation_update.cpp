@@ -58,7 +58,7 @@ ExpectationUpdate propose_update(const ExpectationComparison& cmp, const std::ve
     return coverage(e, cases) == std::set<Pair>{{id, w}};
   };
   // A filtered run cannot see every case a glob covers: it never drops one.
-  const bool may_drop_globs = cmp.filter.empty();
+  const bool may_drop_globs = !cmp.subset;
   std::set<size_t> unpinned_globs;
   for (size_t i = 0; i < results.size(); ++i) {
     const CaseResult& r = results[i];

@@ -346,6 +346,17 @@ TEST(ExpectationUpdate, NeverDropsWhatTheRunDidNotJudge) {
     EXPECT_EQ(u.by_hand, std::vector<std::string>{"entry 0 ('moe.*'): moe.a passes, but a filtered run does not see "
                                                   "every case the glob covers: run without --filter, or narrow it"});
   }
+  // Named case files are a selection too: the glob stays, and so does an entry for a case
+  // not named.
+  {
+    const auto f = parse({skip_entry("moe.*"), skip_entry("gone.x")});
+    const std::vector<CaseInfo> named = {{"moe.a", {1}}};
+    const std::vector<CaseResult> passed = {result("moe.a", Outcome::pass)};
+    const auto cmp = compare_expectations(f, named, passed, {true}, 1, false, "", true);
+    const auto up = propose_update(cmp, named, passed);
+    EXPECT_EQ(up.removed, std::vector<std::string>{});
+    EXPECT_EQ(up.proposed.entries.size(), 2u);
+  }
   // Unfiltered, the same glob over the same set is dropped: it covers only what passed.
   {
     const auto u = update(parse({skip_entry("moe.*")}), {{"moe.a", {1}}}, {result("moe.a", Outcome::pass)}, 1);
@@ -407,6 +418,19 @@ TEST(ExpectationFilter, WarnsOnlyAboutEntriesForTheSelectedCases) {
     EXPECT_EQ(got, row.statuses) << row.filter;
     EXPECT_EQ(cmp.stale(), row.stale) << row.filter;
     EXPECT_EQ(cmp.ok(), row.stale == 0) << row.filter;
+  }
+  // Case files named one by one (scripts/check-megatron A.json B.json): the set is the
+  // files, part of the case set; an entry for none of them is not stale, one for a named
+  // case at no world size it names still is.
+  {
+    const std::vector<CaseInfo> named = {{"sel.a", {1}}, {"sel.b", {1}}};
+    const auto cmp = compare_expectations(f, named, results, {true, true}, 1, true, "", true);
+    std::vector<std::string> got;
+    for (const auto& e : cmp.entries) got.emplace_back(entry_status_name(e.status));
+    EXPECT_EQ(got, (std::vector<std::string>{"not-in-run", "not-in-run", "stale-entry", "matched"}));
+    EXPECT_TRUE(cmp.subset);
+    const auto whole = compare_expectations(f, named, results, {true, true}, 1, true);
+    EXPECT_EQ(whole.stale(), 3);
   }
   const auto cmp = compare_expectations(f, cases, results, {true, true}, 1, false, "sel.*");
   const std::string text = expectation_summary(cmp, results);

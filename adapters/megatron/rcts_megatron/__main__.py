@@ -36,6 +36,9 @@ from . import faults, watchdog  # noqa: E402
 from .config import unsupported  # noqa: E402
 
 BACKEND = "megatron-cpu"
+# What the block's saved tensors are judged against: megatron-core's local-spec layer under
+# CPU autograd, per TP rank (reference/memory_model/megatron_cpu_profile.cpp).
+MEMORY_PROFILE = "megatron-core-cpu"
 
 
 def implementation():
@@ -50,7 +53,7 @@ def implementation():
                f"{torch.__version__}, {cuda_shim.description()}; {te_stub.description(te_stub.install())}"
                + (f"; FAULT INJECTED: {fault}" if fault else ""))
     return {"name": "megatron-lm", "version": version, "backend": BACKEND, "arithmetic": "megatron-core",
-            "rng_states": "opaque", "mask_rule": "none"}
+            "rng_states": "opaque", "mask_rule": "none", "memory_profile": MEMORY_PROFILE}
 
 
 def init_distributed(world_size):

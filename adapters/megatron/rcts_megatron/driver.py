@@ -11,6 +11,8 @@ import torch
 
 from . import faults
 from .config import transformer_config
+from rcts_adapter_kit.saved import RecomputeWatch
+
 from .observe import DropoutTap, Recorder, save_hooks
 from .weights import ParamMap
 
@@ -102,12 +104,13 @@ def run(cfg, rank, initial_params, inputs, targets):
                 y_full = y2
             diff = y_full.detach().float() - targets[i].float()
             loss = 0.5 * (diff * diff).mean()
+            watch = RecomputeWatch(rec)  # what a recompute produced, by weak reference
             if training:
                 grad = (diff / diff.numel()).to(y.dtype)
                 if sp:
                     grad = grad[tp_rank * rows:(tp_rank + 1) * rows]
                 rec.phase = "backward"
-                with DropoutTap(rec):
+                with DropoutTap(rec), watch:
                     y2.backward(grad)
                 rec.phase = "forward"
                 for n in order:
@@ -115,13 +118,15 @@ def run(cfg, rank, initial_params, inputs, targets):
                     if p.grad is not None:
                         acc[n] += pmap.to_rcts(n, p.grad)
                         p.grad = None
+            del y, y2  # the adapter's own references go before the watch looks
+            held_after = watch.still_held()
             out["micro_batches"].append({
                 "step": step, "micro_batch": mb, "loss": float(loss),
                 "input": x_full, "target": targets[i], "output": y_full.detach().to(x_full.dtype),
                 "input_grad": x.grad.reshape(-1, h).clone() if training else None,
                 "param_grads": [(n + ".grad", acc[n].clone()) for n in order],
                 "rng_after": rng_digests(tracker), "saved_tensors": saves, "saved_bytes_per_layer": per_layer,
-                "saved_after_forward": held, "host_resident_after_forward": 0})
+                "saved_after_forward": held, "host_resident_after_forward": 0, "held_after_backward": held_after})
         if sp and training:  # Megatron's finalize_model_grads: all-reduce SP parameters' grads over TP
             for n in order:
                 if getattr(pmap.param(n), "sequence_parallel", False):
@@ -180,7 +185,25 @@ def install_faults(block, cfg, rec):
                     return args, kwargs
 
                 undo.append(layer.register_forward_pre_hook(pre, with_kwargs=True).remove)
+    if faults.active("leak_saved_tensor"):
+        for layer in block.layers:
+            def leak(mod, args, out):  # MLP returns (output, bias): output * 1 keeps the ones
+                return (out[0] * torch.ones_like(out[0]),) + tuple(out[1:])
+
+            undo.append(layer.mlp.register_forward_hook(leak).remove)
+    if faults.active("recompute_keeps_outputs"):
+        for layer in block.layers:
+            for mod in (layer.self_attention.core_attention, layer.mlp, layer.input_layernorm, layer.pre_mlp_layernorm):
+                def keep(m, args, out):
+                    if rec.phase == "backward":
+                        _KEPT.append(out)
+
+                undo.append(mod.register_forward_hook(keep).remove)
+        undo.append(_KEPT.clear)
     return undo
+
+
+_KEPT = []  # the recompute_keeps_outputs fault's list: recomputed outputs outlive backward
 
 
 def uninstall_faults(undo):

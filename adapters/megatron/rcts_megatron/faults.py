@@ -17,10 +17,16 @@ checks that must catch each one do:
                                                           -> masks_across_ranks
   qkv_layout        load QKV rows without Megatron's per-head interleave (a porting mistake)
                                                           -> faithful-model comparison
+  leak_saved_tensor  each layer's MLP output times ones_like: a numerical no-op that keeps
+                    one more tensor per layer for backward -> memory (extra tensor)
+  recompute_keeps_outputs  what core attention, the MLP and the layernorms return while
+                    they are recomputed is kept in a list: alive after backward
+                                                          -> memory (held after backward)
 """
 import os
 
-KNOWN = {"no_rng_restore", "outside_fork", "chunk_input", "tp_seed_without_rank", "qkv_layout"}
+KNOWN = {"no_rng_restore", "outside_fork", "chunk_input", "tp_seed_without_rank", "qkv_layout", "leak_saved_tensor",
+         "recompute_keeps_outputs"}
 
 
 def current():
