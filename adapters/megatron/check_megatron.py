@@ -28,6 +28,7 @@ sys.path.insert(0, os.path.join(ROOT, "adapters", "kit"))
 
 from rcts_adapter_kit.case import Case, case_files  # noqa: E402
 from rcts_adapter_kit.errors import AdapterError  # noqa: E402
+from rcts_adapter_kit.layout import SKIPPED, mark_case  # noqa: E402
 from rcts_adapter_kit.judge import (check_case, check_json_output, dump_name, prepare_out, rcts_check,  # noqa: E402
                                     validate_expectations, write_json_output)
 MPIRUN = ["mpirun", "--allow-run-as-root", "--oversubscribe", "--bind-to", "none"]
@@ -67,8 +68,10 @@ def one(a, cid, f, world, case):
     rcts_case = os.path.join(rcts_root, dump_name(cid))
     if not os.path.isdir(rcts_case):
         skipped = re.search(r"\bSKIP\s.*", r.stdout)
-        if skipped:
-            return "skip", [], [f"rcts itself skips it here: {skipped.group(0)}"]
+        if skipped:  # no baseline to start from (e.g. a case for a GPU backend): the dumps say so
+            why = f"rcts itself skips it here: {skipped.group(0)}"
+            mark_case(out_root, cid, SKIPPED, why)
+            return "skip", [], [why]
         return "error", [], [f"rcts run --dump: {(r.stdout + r.stderr).strip()[-300:]}"]
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(
         [a.megatron_path] * bool(a.megatron_path) + [HERE, os.path.join(ROOT, "adapters", "kit")]))

@@ -30,8 +30,9 @@ sys.path.insert(0, os.path.join(ROOT, "adapters", "kit"))
 
 from rcts_adapter_kit.case import Case, case_files  # noqa: E402
 from rcts_adapter_kit.errors import AdapterError  # noqa: E402
-from rcts_adapter_kit.judge import (check_case, check_json_output, prepare_out as prepare_dir, rcts_check,  # noqa: E402
-                                    validate_expectations, write_json_output)
+from rcts_adapter_kit.layout import SKIPPED, mark_case  # noqa: E402
+from rcts_adapter_kit.judge import (check_case, check_json_output, dump_name, prepare_out as prepare_dir,  # noqa: E402
+                                    rcts_check, validate_expectations, write_json_output)
 
 MODES = ("reentrant", "non_reentrant", "sac", "compile")
 DEFAULT_MODES = "reentrant,non_reentrant,sac"
@@ -123,8 +124,11 @@ def check(a):
         r = run([a.rcts, "run", f, "--backend", "cpu", "--dump", rcts_case])
         skipped = re.search(r"\bSKIP\s.*", r.stdout)
         pre = None
-        if skipped and not os.path.isdir(rcts_case):
+        if skipped and not os.path.isdir(os.path.join(rcts_case, dump_name(cid))):
+            # No baseline to start from (e.g. a case for a GPU backend): the mode dumps say so.
             pre = ("skip", [f"rcts itself skips it here: {skipped.group(0)}"])
+            for mode in modes:
+                mark_case(os.path.join(a.out, f"pytorch-{mode}"), cid, SKIPPED, pre[1][0])
         elif r.returncode not in (0, 1) or not os.path.isdir(rcts_case):
             pre = ("error", [f"rcts run --dump: {(r.stdout + r.stderr).strip()[-300:]}"])
         adapter = {}
@@ -135,8 +139,12 @@ def check(a):
                 m = re.match(r"^(skip|wrote|error)\[([a-z_]+)\]: (.*)$", line)
                 if m:
                     adapter[m.group(2)] = (m.group(1), m.group(3))
-            if ad.returncode != 0:
+            answered = all(m in adapter for m in modes)
+            if ad.returncode != 0 and not answered:  # no answer per mode: bad input, or a crash mid-case
                 pre = ("error", [(ad.stdout + ad.stderr).strip()[-400:]])
+            elif ad.returncode not in (0, 1):  # every mode answered, then the process died (seen after a raise in SAC)
+                print(f"check-pytorch: {cid}: the adapter exited {ad.returncode} after answering every mode",
+                      file=sys.stderr)
         for mode in modes:
             judged = []
             if pre is not None:

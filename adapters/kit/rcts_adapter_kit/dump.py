@@ -17,7 +17,7 @@ import torch
 
 from .errors import AdapterError, DumpError, where  # noqa: F401 (adapters import DumpError from here)
 from .json_value import Json  # noqa: F401 (adapters and tests import it from here)
-from .layout import MANIFEST, safe_stem  # noqa: F401 (the adapters import safe_stem from here)
+from .layout import ERRORED, MANIFEST, MAX_MARKER_BYTES, SKIPPED, mark_case, safe_stem  # noqa: F401 (adapters import these from here)
 from .names import megatron_name
 FORMAT = "rcts-dump"
 VERSION = 1
@@ -56,8 +56,6 @@ def _to_numpy(t):
 # adapter cannot express the case (SKIPPED), or the framework raised while running it
 # (ERRORED, an error result that only an "error" entry expects). One per case, a plain
 # file holding one short reason.
-SKIPPED, ERRORED = "SKIPPED", "ERRORED"
-MAX_MARKER_BYTES = 4096
 
 
 def out_dir(out):
@@ -71,20 +69,6 @@ def out_dir(out):
     if not os.access(out, os.W_OK | os.X_OK):
         raise AdapterError(f"--out {out}: not writable")
     return out
-
-
-def mark_case(out, case_id, marker, why):
-    """Writes `marker` for the case below `out`, replacing whatever the case's directory held
-    (runs dumped before a raise are not a result). The reason is cut to what rcts reads."""
-    assert marker in (SKIPPED, ERRORED), marker
-    d = os.path.join(out, safe_stem(case_id))
-    if os.path.isdir(d):
-        shutil.rmtree(d)
-    os.makedirs(d)
-    text = (why.strip() or "(no message)").encode("utf-8", "replace")[:MAX_MARKER_BYTES - 1]
-    with open(os.path.join(d, marker), "wb") as f:
-        f.write(text.decode("utf-8", "ignore").encode() + b"\n")
-    return d
 
 
 def run_dir(root, case_id, backend, run, world_rank=0):

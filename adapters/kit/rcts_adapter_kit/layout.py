@@ -1,9 +1,15 @@
 """The names of a dump's directories (docs/dump-format.md), stdlib only: drivers that run
 without torch (scripts/check-megatron) need them too."""
 import hashlib
+import os
 import re
+import shutil
 
 MANIFEST = "dump.json"  # a dump directory's manifest, written last
+# A case directory holding one of these files instead of runs: the adapter skipped the
+# case, or the framework raised (the reason inside, at most MAX_MARKER_BYTES).
+SKIPPED, ERRORED = "SKIPPED", "ERRORED"
+MAX_MARKER_BYTES = 4096
 _UNSAFE = re.compile(rb"[^A-Za-z0-9._-]")
 
 
@@ -20,3 +26,17 @@ def safe_stem(s):
     if len(out) > 200:
         out = out[:183] + "-" + hashlib.sha256(raw).hexdigest()[:16]
     return out or "unnamed"
+
+
+def mark_case(out, case_id, marker, why):
+    """Writes `marker` for the case below `out`, replacing whatever the case's directory held
+    (runs dumped before a raise are not a result). The reason is cut to what rcts reads."""
+    assert marker in (SKIPPED, ERRORED), marker
+    d = os.path.join(out, safe_stem(case_id))
+    if os.path.isdir(d):
+        shutil.rmtree(d)
+    os.makedirs(d)
+    text = (why.strip() or "(no message)").encode("utf-8", "replace")[:MAX_MARKER_BYTES - 1]
+    with open(os.path.join(d, marker), "wb") as f:
+        f.write(text.decode("utf-8", "ignore").encode() + b"\n")
+    return d

@@ -13,6 +13,7 @@ the reason and exits 0 (exit 3 with --fail-on-skip). Exit 2: bad input (the mess
 import argparse
 import os
 import sys
+import traceback
 
 import torch
 
@@ -80,7 +81,15 @@ def run_case(a, style, out, tag):
             "arithmetic": "pytorch", "generator": driver.GENERATOR, "memory_profile": driver.MEMORY_PROFILE}
     for name, (d, theirs) in runs.items():
         cfg, run_meta = theirs["config"], theirs["run"]
-        out_run = driver.run(cfg, base.params, base.inputs, base.targets, style)
+        try:
+            out_run = driver.run(cfg, base.params, base.inputs, base.targets, style)
+        except Exception as e:  # PyTorch's own code raised: a finding, not a skip; say where, in torch
+            frames = [f for f in traceback.extract_tb(e.__traceback__) if "/torch/" in f.filename]
+            where = f" at torch/{frames[-1].filename.split('/torch/', 1)[-1]}:{frames[-1].lineno}" if frames else ""
+            msg = f"torch raised: run '{name}': {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}{where}"
+            dump.mark_case(out, case.id, dump.ERRORED, msg)
+            print(f"error{tag}: {case.id}: {msg}")
+            return 1
         meta = {"case_id": case.id, "case_file": a.case, "run": name, "role": run_meta["role"],
                 "of_variant": run_meta.get("of_variant", ""), "rank": theirs.get("rank")}
         dump.write_run(dump.run_dir(out, case.id, impl["backend"], name), meta, cfg, out_run, impl)
