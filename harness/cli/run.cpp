@@ -8,10 +8,10 @@
 #include "harness/io/text_safety.hpp"
 #include "harness/cli/commands.hpp"
 #include "harness/cli/expect.hpp"
-#include "harness/dumps/dump_staging.hpp"
 #include "harness/reports/progress.hpp"
 #include "harness/reports/report.hpp"
 #include "harness/reports/run_report.hpp"
+#include "harness/run/dump_staging.hpp"
 #include "reference/core/faults.hpp"
 
 namespace rcts::harness::cli {

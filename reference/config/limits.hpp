@@ -16,7 +16,7 @@ namespace rcts::limits {
 inline constexpr int kMaxJsonDepth = 64;
 inline constexpr int64_t kMaxJsonFileBytes = int64_t{64} << 20;  // 64 MiB (goldens are ~100 KiB)
 
-// Dumps read by `rcts check` (harness/dumps/dump_v1.cpp, npy.cpp), checked before any
+// Dumps read by `rcts check` (harness/dumps/dump_reader.cpp, npy.cpp), checked before any
 // tensor byte is read or allocated.
 inline constexpr int64_t kMaxNpyHeaderBytes = 10000;              // numpy's own max_header_size
 inline constexpr int kMaxTensorDims = 32;                         // numpy 1.x's NPY_MAXDIMS

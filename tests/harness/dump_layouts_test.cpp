@@ -16,6 +16,7 @@
 #include "harness/io/digest.hpp"
 #include "harness/io/npy.hpp"
 #include "tests/harness/test_tensors.hpp"
+#include "tests/support/dump_dir.hpp"
 
 namespace rcts::harness {
 namespace {
@@ -23,6 +24,8 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 using testing::ScratchDir;
+using test_support::read_manifest;
+using test_support::write_manifest;
 
 enum class Pad { numpy, none, wide, no_newline };
 
@@ -170,12 +173,6 @@ RunRecord small_run() {
   return execute(c, cpu::default_backend(), {}, nullptr, eo);
 }
 
-json read_manifest(const fs::path& dir) {
-  std::ifstream in(dir / "dump.json");
-  return json::parse(in);
-}
-void write_manifest(const fs::path& dir, const json& j) { std::ofstream(dir / "dump.json") << j.dump(1); }
-
 // The bytes of a (rows, cols) tensor of `elem`-byte elements in column-major order.
 std::string transposed(const std::string& c_order, int64_t rows, int64_t cols, size_t elem) {
   std::string f(c_order.size(), '\0');
@@ -205,12 +202,8 @@ struct DumpRow {
 // so only the layout decides. An accepted layout must give the dumped values.
 TEST(DumpLayouts, ATensorInEveryLayoutIsItsDumpedValuesOrRefused) {
   ScratchDir dir;
-  DumpMeta m;
-  m.case_id = "test.case";
-  m.run = "baseline";
-  m.role = "baseline";
   const RunRecord run = small_run();
-  write_dump(dir.path(), m, run);
+  test_support::write_baseline_dump(dir.path(), run);
   const json clean = read_manifest(dir.path());
   const std::string file = clean["micro_batches"][0]["output"]["file"];
   const fs::path path = dir.path() / file;

@@ -25,12 +25,17 @@
 #include "reference/config/config_json.hpp"
 #include "reference/core/faults.hpp"
 #include "tests/harness/test_tensors.hpp"
+#include "tests/support/dump_dir.hpp"
 
 namespace rcts::harness {
 namespace {
 
 namespace fs = std::filesystem;
 using testing::ScratchDir;
+using test_support::read_dump_error;
+using test_support::read_manifest;
+using test_support::write_baseline_dump;
+using test_support::write_manifest;
 
 // Two layers, two micro-batches, two steps, both dropouts, selective recompute of
 // core attention (so recompute draws exist), bf16 activations.
@@ -53,14 +58,6 @@ RunRecord recorded(const Config& c = small_config()) {
   return execute(c, cpu::default_backend(), {}, nullptr, eo);
 }
 
-DumpMeta meta_of(const std::string& run = "baseline") {
-  DumpMeta m;
-  m.case_id = "test.case";
-  m.run = run;
-  m.role = run == "baseline" ? "baseline" : "variant";
-  return m;
-}
-
 void expect_same(const Tensor& a, const Tensor& b, const std::string& what) {
   ASSERT_EQ(a.defined(), b.defined()) << what;
   if (!a.defined()) return;
@@ -68,27 +65,11 @@ void expect_same(const Tensor& a, const Tensor& b, const std::string& what) {
   EXPECT_TRUE(d.equal) << what << ": " << d.message();
 }
 
-nlohmann::json read_manifest(const fs::path& dir) {
-  std::ifstream in(dir / "dump.json");
-  return nlohmann::json::parse(in);
-}
-
-void write_manifest(const fs::path& dir, const nlohmann::json& j) { std::ofstream(dir / "dump.json") << j.dump(1); }
-
-std::string read_error(const fs::path& dir) {
-  try {
-    read_dump(dir);
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
-}
-
 TEST(DumpV1, RoundTripKeepsEveryBitAndShape) {
   ScratchDir dir;
   const RunRecord r = recorded();
   ASSERT_EQ(r.inputs.front().dtype(), DType::bf16);
-  write_dump(dir.path(), meta_of(), r);
+  write_baseline_dump(dir.path(), r);
   const DumpedRun d = read_dump(dir.path());
   const RunRecord& b = d.record;
   EXPECT_EQ(d.meta.case_id, "test.case");
@@ -144,32 +125,32 @@ TEST(DumpV1, ManifestNamesMegatronParameters) {
 
 TEST(DumpV1, TamperedTensorIsRefusedNamingTheFile) {
   ScratchDir dir;
-  write_dump(dir.path(), meta_of(), recorded());
+  write_baseline_dump(dir.path(), recorded());
   const std::string file = read_manifest(dir.path())["micro_batches"][1]["output"]["file"];
   {
     std::fstream f(dir.path() / file, std::ios::in | std::ios::out | std::ios::binary);
     f.seekp(-1, std::ios::end);
     f.put('\x7f');
   }
-  const std::string why = read_error(dir.path());
+  const std::string why = read_dump_error(dir.path());
   EXPECT_NE(why.find("/micro_batches/1/output/sha256"), std::string::npos) << why;
   EXPECT_NE(why.find(file), std::string::npos) << why;
 }
 
 TEST(DumpV1, UnknownKeyMissingManifestAndBadLossBitsAreRefused) {
   ScratchDir dir;
-  write_dump(dir.path(), meta_of(), recorded());
+  write_baseline_dump(dir.path(), recorded());
   auto j = read_manifest(dir.path());
   j["micro_batches"][0]["extra"] = 1;
   write_manifest(dir.path(), j);
-  EXPECT_NE(read_error(dir.path()).find("/micro_batches/0/extra = 1: unknown key 'extra'"), std::string::npos)
-      << read_error(dir.path());
+  EXPECT_NE(read_dump_error(dir.path()).find("/micro_batches/0/extra = 1: unknown key 'extra'"), std::string::npos)
+      << read_dump_error(dir.path());
   j["micro_batches"][0].erase("extra");
   j["micro_batches"][0]["loss"]["bits"] = "0x12";
   write_manifest(dir.path(), j);
-  EXPECT_NE(read_error(dir.path()).find("/micro_batches/0/loss/bits"), std::string::npos) << read_error(dir.path());
+  EXPECT_NE(read_dump_error(dir.path()).find("/micro_batches/0/loss/bits"), std::string::npos) << read_dump_error(dir.path());
   fs::remove(dir.path() / "dump.json");
-  EXPECT_NE(read_error(dir.path()).find("no dump manifest"), std::string::npos) << read_error(dir.path());
+  EXPECT_NE(read_dump_error(dir.path()).find("no dump manifest"), std::string::npos) << read_dump_error(dir.path());
 }
 
 TEST(DumpV1, FirstDifferenceNamesThePath) {
@@ -263,7 +244,7 @@ TEST(NotRecorded, DeclaredSideEffectsAreReadBackAndNotCompared) {
   r.implementation = "pytorch";
   r.not_recorded.insert("side_effects");
   r.not_recorded_why["side_effects"] = "only the adapter's driver could count them";
-  write_dump(dir.path(), meta_of(), r);
+  write_baseline_dump(dir.path(), r);
   const auto j = read_manifest(dir.path());
   EXPECT_FALSE(j.contains("side_effects"));
   EXPECT_EQ(j.at("not_recorded").at("side_effects"), "only the adapter's driver could count them");
@@ -287,20 +268,20 @@ TEST(NotRecorded, DeclaredSideEffectsAreReadBackAndNotCompared) {
 
 TEST(NotRecorded, AFieldDeclaredNotRecordedMustBeAbsentAndHaveAReason) {
   ScratchDir dir;
-  write_dump(dir.path(), meta_of(), recorded());
+  write_baseline_dump(dir.path(), recorded());
   auto j = read_manifest(dir.path());
   j["not_recorded"] = {{"side_effects", "x"}};
   write_manifest(dir.path(), j);
-  EXPECT_NE(read_error(dir.path()).find("/not_recorded/side_effects = \"x\": declared not recorded, but the dump has side_effects"),
+  EXPECT_NE(read_dump_error(dir.path()).find("/not_recorded/side_effects = \"x\": declared not recorded, but the dump has side_effects"),
             std::string::npos)
-      << read_error(dir.path());
+      << read_dump_error(dir.path());
   j.erase("side_effects");
   j["not_recorded"] = {{"side_effects", ""}};
   write_manifest(dir.path(), j);
-  EXPECT_NE(read_error(dir.path()).find("/not_recorded/side_effects"), std::string::npos) << read_error(dir.path());
+  EXPECT_NE(read_dump_error(dir.path()).find("/not_recorded/side_effects"), std::string::npos) << read_dump_error(dir.path());
   j["not_recorded"] = {{"losses", "x"}};
   write_manifest(dir.path(), j);
-  EXPECT_NE(read_error(dir.path()).find("unknown key 'losses'"), std::string::npos) << read_error(dir.path());
+  EXPECT_NE(read_dump_error(dir.path()).find("unknown key 'losses'"), std::string::npos) << read_dump_error(dir.path());
 }
 
 // A check with nothing to judge is a skip with the reason, never a pass.

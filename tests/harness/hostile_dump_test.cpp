@@ -26,20 +26,12 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 using testing::ScratchDir;
+using test_support::read_dump_error;
 using test_support::read_manifest;
 using test_support::write_manifest;
 
 // A clean dump of a one-layer run of one micro-batch in `dir`.
 void clean_dump(const fs::path& dir) { test_support::write_baseline_dump(dir, test_support::dump_run(1)); }
-
-std::string read_error(const fs::path& dir) {
-  try {
-    read_dump(dir);
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "(read_dump accepted the dump)";
-}
 
 std::string npy_error(const fs::path& file) {
   try {
@@ -131,18 +123,18 @@ TEST(HostileDump, SymlinkOutOfTheDumpIsRefused) {
   const std::string file = read_manifest(d)["micro_batches"][0]["output"]["file"];
   fs::rename(d / file, dir.path() / "outside.npy");
   fs::create_symlink(dir.path() / "outside.npy", d / file);
-  const std::string why = read_error(d);
+  const std::string why = read_dump_error(d);
   EXPECT_NE(why.find("/micro_batches/0/output/file"), std::string::npos) << why;
   EXPECT_NE(why.find("outside the dump"), std::string::npos) << why;
   // A link inside the dump to another of its files is fine.
   fs::remove(d / file);
   fs::rename(dir.path() / "outside.npy", d / "real.npy");
   fs::create_symlink("real.npy", d / file);
-  EXPECT_EQ(read_error(d), "(read_dump accepted the dump)");
+  EXPECT_EQ(read_dump_error(d), "(read_dump accepted the dump)");
   // The manifest itself may not lead out either.
   fs::rename(d / "dump.json", dir.path() / "dump.json");
   fs::create_symlink(dir.path() / "dump.json", d / "dump.json");
-  const std::string why2 = read_error(d);
+  const std::string why2 = read_dump_error(d);
   EXPECT_NE(why2.find("outside the dump"), std::string::npos) << why2;
 }
 
@@ -158,13 +150,13 @@ TEST(HostileDump, OverflowingShapeIsRefused) {
   write_raw_npy(dir.path() / t["file"].get<std::string>(),
                 "{'descr': '|u1', 'fortran_order': False, 'shape': (4294967296, 4294967296), }");
   write_manifest(dir.path(), j);
-  const std::string why = read_error(dir.path());
+  const std::string why = read_dump_error(dir.path());
   EXPECT_NE(why.find("/masks/0/mask/shape"), std::string::npos) << why;
   EXPECT_NE(why.find("bytes a dumped tensor may have"), std::string::npos) << why;
   // Too many dimensions.
   t["shape"] = json(std::vector<int>(40, 1));
   write_manifest(dir.path(), j);
-  const std::string why2 = read_error(dir.path());
+  const std::string why2 = read_dump_error(dir.path());
   EXPECT_NE(why2.find("/masks/0/mask/shape"), std::string::npos) << why2;
   EXPECT_NE(why2.find("40 dimensions, more than the 32"), std::string::npos) << why2;
 }
@@ -253,7 +245,7 @@ TEST(HostileDump, MaskShapesFollowTheirLayout) {
   flat.write_from_host(f.data.data());
   test_support::put_tensor(dir.path(), t, flat);  // the same bytes, now of shape [n]
   write_manifest(dir.path(), j);
-  const std::string why = read_error(dir.path());
+  const std::string why = read_dump_error(dir.path());
   EXPECT_NE(why.find("/masks/" + std::to_string(k) + "/mask/shape"), std::string::npos) << why;
   EXPECT_NE(why.find("(b, heads / tp, s, s)"), std::string::npos) << why;
 }

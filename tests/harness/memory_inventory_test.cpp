@@ -18,7 +18,7 @@ struct Save {
   std::vector<int64_t> shape;
 };
 
-// s = 8, b = 2, h = 16, a = 2, ffn = 64, f32, dropout 0.1 (cases/full/block.f32's layer).
+// s = 8, b = 2, h = 16, a = 2, ffn = 64, f32, dropout 0.1 (cases/full/block.f32.json's layer).
 const std::vector<Save> kMegatronLayer = {
     {"layers.0.input_layernorm", "aten::native_layer_norm", "f32", {8, 2, 16}},
     {"layers.0.input_layernorm", "aten::native_layer_norm", "f32", {8, 2, 1}},

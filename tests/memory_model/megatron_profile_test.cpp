@@ -34,8 +34,8 @@ Config with(Config c, DType act, double dropout, std::vector<std::string> select
 
 int64_t layer0(const Config& c) { return total(stage_inventory(megatron(), c)[0]); }
 
-// cases/full/block.f32 (ffn 64, dropout 0.1), cases/memory/no_dropout (bf16, no dropout),
-// cases/output_discarding/layernorm_core_attn.f32, cases/selective/mlp.f32.
+// cases/full/block.f32.json (ffn 64, dropout 0.1), cases/memory/no_dropout.json (bf16, no dropout),
+// cases/output_discarding/layernorm_core_attn.f32.json, cases/selective/mlp.f32.json.
 TEST(MegatronProfile, MeasuredDenseLayers) {
   const Config f32 = with(dense({}), DType::f32, 0.1);
   EXPECT_EQ(layer0(f32), 21760);
@@ -55,8 +55,8 @@ TEST(MegatronProfile, MeasuredSwiGlu) {
   EXPECT_EQ(layer0(with(c, DType::f32, 0.1, {"layernorm", "core_attn", "mlp"})), 8196);
 }
 
-// Full recompute: the chunk's input at its first layer, nothing else; cases/full/block.f32's
-// block variant (1 layer) and cases/parallel/tp2_distribute (TP 2, a = 4, 1-D half).
+// Full recompute: the chunk's input at its first layer, nothing else; cases/full/block.f32.json's
+// block variant (1 layer) and cases/parallel/tp2_distribute.json (TP 2, a = 4, 1-D half).
 TEST(MegatronProfile, MeasuredFullRecompute) {
   Config c = with(dense({.layers = 5}), DType::f32, 0.1);
   c.recompute.recompute_granularity = "full";

@@ -17,6 +17,7 @@
 #include "harness/io/digest.hpp"
 #include "harness/io/npy.hpp"
 #include "harness/run/dump_check.hpp"
+#include "reference/core/error.hpp"
 #include "tests/support/configs.hpp"
 
 namespace rcts::test_support {
@@ -43,6 +44,17 @@ inline void write_baseline_dump(const std::filesystem::path& dir, const RunRecor
   m.run = "baseline";
   m.role = "baseline";
   harness::write_dump(dir, m, run);
+}
+
+// The refusal read_dump gives the dump in `dir` (what(): the message and where it was
+// raised), or "(read_dump accepted the dump)".
+inline std::string read_dump_error(const std::filesystem::path& dir) {
+  try {
+    harness::read_dump(dir);
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "(read_dump accepted the dump)";
 }
 
 inline nlohmann::json read_manifest(const std::filesystem::path& dir) {

@@ -1,5 +1,5 @@
 // DumpStaging: mkdtemp beside the target, rename(2) into place at the end.
-#include "harness/dumps/dump_staging.hpp"
+#include "harness/run/dump_staging.hpp"
 
 #include <cerrno>
 #include <cstdio>
