@@ -41,6 +41,10 @@ def unsupported(cfg, world_size):
         extra = sorted(set(r.get("recompute_modules", [])) - {"core_attn", "mlp", "layernorm"})
         if extra:
             return f"selective recompute of {extra}: MoE/MLA modules are not mapped"
+    if p.get("sequence_parallel"):
+        return ("sequence parallelism: the local spec's layernorm (WrappedTorchNorm, torch.nn.LayerNorm) refuses it "
+                "(megatron/core/transformer/torch_norm.py:32 asserts not config.sequence_parallel); SP needs Transformer "
+                "Engine's layernorm, which is CUDA only")
     tp = p["tensor_model_parallel_size"]
     dp = world_size // (tp * p["pipeline_model_parallel_size"])
     if dp != 1:
