@@ -2,8 +2,9 @@
 
 For each selected case and world size (1, and every size in the case's `ranks` with
 --multi-rank): `rcts run --dump` (under mpirun for several ranks) writes rcts's dumps,
-the adapter (adapters/megatron) runs megatron-core's TransformerBlock on them, and
-`rcts check` (under mpirun -n W) judges the adapter's dumps. Prints one line per case
+the adapter (adapters/megatron) runs megatron-core's TransformerBlock on them, and one
+`rcts check` per world size (under mpirun -n W) judges all its dumps; each case's
+outcome is read from that report. Prints one line per case
 and world size and a summary; with --json writes the outcomes.
 
 Expected outcomes: with --expect FILE (format 1, docs/expectations.md; e.g.
@@ -29,7 +30,7 @@ sys.path.insert(0, os.path.join(ROOT, "adapters", "kit"))
 from rcts_adapter_kit.case import Case, case_files  # noqa: E402
 from rcts_adapter_kit.errors import AdapterError  # noqa: E402
 from rcts_adapter_kit.layout import SKIPPED, mark_case  # noqa: E402
-from rcts_adapter_kit.judge import (check_case, check_json_output, dump_name, prepare_out, rcts_check,  # noqa: E402
+from rcts_adapter_kit.judge import (check_json_output, dump_name, prepare_out, rcts_check,  # noqa: E402
                                     validate_expectations, write_json_output)
 MPIRUN = ["mpirun", "--allow-run-as-root", "--oversubscribe", "--bind-to", "none"]
 MARK = ".rcts-check-megatron"  # says a directory was made by this script (F15)
@@ -54,14 +55,9 @@ def world_cmd(world, cmd):
     return cmd if world == 1 else MPIRUN + ["-n", str(world)] + cmd
 
 
-def check_outcome(rcts, world, case_file, dump_root, case_id):
-    """(outcome, failing, details) of `rcts check` over one case's dumps."""
-    return check_case(rcts, dump_root, case_file, case_id, launcher=MPIRUN + ["-n", str(world)] if world > 1 else ()
-                      ).case(case_id)[:3]
-
-
 def one(a, cid, f, world, case):
-    """(outcome, failing, details) of one case at one world size."""
+    """(outcome, failing, details) of one case at one world size where the adapter or rcts
+    run decided it (skip, error); None where the world size's rcts check decides."""
     rcts_root = os.path.join(a.out, "rcts", f"{cid}.w{world}")
     out_root = os.path.join(a.out, "megatron", f"w{world}")  # every case at this world size: rcts check --expect judges it
     r = run(world_cmd(world, [a.rcts, "run", f, "--backend", "cpu", "--dump", rcts_root]))
@@ -87,7 +83,7 @@ def one(a, cid, f, world, case):
         return "error", [], [said[-1].split(": ", 2)[2] if said else (ad.stdout + ad.stderr).strip()[-400:]]
     if ad.stdout.startswith("skip:"):
         return "skip", [], [ad.stdout.strip().split(": ", 2)[-1]]
-    return check_outcome(a.rcts, world, f, out_root, cid)
+    return None
 
 
 def main(argv=None):
@@ -141,10 +137,9 @@ def main(argv=None):
 def judge_all(a, todo, worlds):
     results = {}
     for cid, f, w, case in todo:
-        outcome, failing, details = one(a, cid, f, w, case)
-        print(f"check-megatron: w{w} {cid}: {outcome}", file=sys.stderr, flush=True)
-        results[(cid, w)] = {"case": cid, "ranks": w, "outcome": outcome, "failing": failing, "details": details,
-                             "verdict": None}
+        decided = one(a, cid, f, w, case)
+        print(f"check-megatron: w{w} {cid}: {decided[0] if decided else 'ran'}", file=sys.stderr, flush=True)
+        results[(cid, w)] = decided
     ok = True
     for w in worlds:
         files = sorted({f for cid, f, ww, _ in todo if ww == w})
@@ -152,16 +147,20 @@ def judge_all(a, todo, worlds):
             continue
         dumps = os.path.join(a.out, "megatron", f"w{w}")
         os.makedirs(dumps, exist_ok=True)
+        # One rcts check over this world size's dumps: every case's outcome, and with --expect
+        # rcts's verdicts (its comparison is the only one).
+        j = rcts_check(a.rcts, dumps, os.path.join(a.out, "megatron", f"w{w}.json"), files, a.expect,
+                       case_filter=a.filter, launcher=MPIRUN + ["-n", str(w)] if w > 1 else ())
         if a.expect:
-            # rcts judges this world size's dumps against the file; its verdicts are the verdicts.
-            j = rcts_check(a.rcts, dumps, os.path.join(a.out, "megatron", f"w{w}.json"), files, a.expect,
-                           case_filter=a.filter, launcher=MPIRUN + ["-n", str(w)] if w > 1 else ())
             if j.report is None or "expectations" not in j.report:
                 raise AdapterError(f"rcts check --expect {a.expect} wrote no report: {j.text.strip()[-400:]}")
             ok &= j.returncode == 0
-        for (cid, ww), res in results.items():
+        for (cid, ww), decided in list(results.items()):
             if ww != w:
                 continue
+            outcome, failing, details = decided or j.case(cid)[:3]
+            res = results[(cid, w)] = {"case": cid, "ranks": w, "outcome": outcome, "failing": failing,
+                                       "details": details, "verdict": None}
             if a.expect:
                 res["verdict"] = j.case(cid)[3] or "error"
             else:

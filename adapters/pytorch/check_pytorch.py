@@ -3,7 +3,9 @@
 For the selected cases: `rcts run --dump` writes rcts's dumps (the parameters, data and
 resolved configs the adapter starts from); the adapter runs every case in each mode
 (--modes: reentrant, non_reentrant, sac, compile; see docs/pytorch-adapter.md and
-docs/frameworks.md) and writes format-1 dumps; `rcts check` judges each mode's dumps.
+docs/frameworks.md) and writes format-1 dumps, every case in one worker process (the kit's
+worker.py; --no-worker: one process per case); one `rcts check` per mode judges that
+mode's dumps, and each case's outcome is read from its report.
 Prints one line per case and mode, what each check judged or why it skipped, and a
 summary; with --json writes the outcomes. With --expect FILE (expectation files, format
 1: docs/expectations.md; one per mode, named by its "implementation", e.g.
@@ -30,9 +32,10 @@ sys.path.insert(0, os.path.join(ROOT, "adapters", "kit"))
 
 from rcts_adapter_kit.case import Case, case_files  # noqa: E402
 from rcts_adapter_kit.errors import AdapterError  # noqa: E402
-from rcts_adapter_kit.layout import SKIPPED, mark_case  # noqa: E402
-from rcts_adapter_kit.judge import (check_case, check_json_output, dump_name, prepare_out as prepare_dir,  # noqa: E402
-                                    rcts_check, validate_expectations, write_json_output)
+from rcts_adapter_kit.judge import (check_json_output, dump_name, prepare_out as prepare_dir, rcts_check,  # noqa: E402
+                                    validate_expectations, write_json_output)
+from rcts_adapter_kit.layout import ERRORED, SKIPPED, mark_case  # noqa: E402
+from rcts_adapter_kit.worker import Worker  # noqa: E402
 
 MODES = ("reentrant", "non_reentrant", "sac", "compile")
 DEFAULT_MODES = "reentrant,non_reentrant,sac"
@@ -49,10 +52,9 @@ def prepare_out(out, modes):
     prepare_dir(out, owned, MARK, "scripts/check-pytorch")
 
 
-def check_outcome(rcts, case_file, dump_root, case_id):
-    """(outcome, failing check kinds, detail lines, per-check summaries) of `rcts check`."""
-    j = check_case(rcts, dump_root, case_file, case_id)
-    return (*j.case(case_id)[:3], j.judged())
+def outcome_of(j, case_id):
+    """(outcome, failing check kinds, detail lines, per-check summaries) of a case in a report."""
+    return (*j.case(case_id)[:3], j.judged(case_id))
 
 
 def main(argv=None):
@@ -67,12 +69,67 @@ def main(argv=None):
     ap.add_argument("--expect-strict", action="store_true", help="unexpected passes and stale entries fail too")
     ap.add_argument("--json", help="write the outcomes here")
     ap.add_argument("--details", action="store_true", help="print each failing check's detail")
+    ap.add_argument("--no-worker", action="store_true", help="one adapter process per case (imports torch each time)")
+    ap.add_argument("--case-timeout", type=float, default=1800,
+                    help="seconds a worker may take over one case before it is killed (the case is an error)")
     a = ap.parse_args(argv)
     try:
         return check(a)
     except AdapterError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
+
+
+def run_case(a, cid, f, modes, rcts_root, worker, adapter_cmd, env):
+    """rcts's dump of one case, then the adapter over it in every mode: per mode the result
+    the adapter decided itself (skip, error), or None where rcts check's report decides."""
+    rcts_case = os.path.join(rcts_root, cid)
+    r = run([a.rcts, "run", f, "--backend", "cpu", "--dump", rcts_case])
+    skipped = re.search(r"\bSKIP\s.*", r.stdout)
+    pre = None
+    if skipped and not os.path.isdir(os.path.join(rcts_case, dump_name(cid))):
+        # No baseline to start from (e.g. a case for a GPU backend): the mode dumps say so.
+        pre = ("skip", [f"rcts itself skips it here: {skipped.group(0)}"])
+        for mode in modes:
+            mark_case(os.path.join(a.out, f"pytorch-{mode}"), cid, SKIPPED, pre[1][0])
+    elif r.returncode not in (0, 1) or not os.path.isdir(rcts_case):
+        pre = ("error", [f"rcts run --dump: {(r.stdout + r.stderr).strip()[-300:]}"])
+    adapter = {}
+    if pre is None:
+        argv = [f, "--rcts-dump", rcts_case, "--out", a.out, "--styles", ",".join(modes)]
+        ad, failure = worker.run(argv) if worker else (run(adapter_cmd + argv, env=env), None)
+        for line in ad.stdout.splitlines():
+            m = re.match(r"^(skip|wrote|error)\[([a-z_]+)\]: (.*)$", line)
+            if m:
+                adapter[m.group(2)] = (m.group(1), m.group(3))
+        answered = all(m in adapter for m in modes)
+        if failure and ad.leaked and answered and any(adapter[m][0] == "error" for m in modes):
+            # The framework raised mid-run (the adapter's error[mode]) and left its state so, as
+            # a per-case process would too: each mode keeps its answer; the next case gets a fresh worker.
+            print(f"check-pytorch: {cid}: {failure} (after the error it reported)", file=sys.stderr)
+        elif failure:
+            # What it dumped is no result: rcts check (and --expect) must see the error too.
+            for mode in modes:
+                mark_case(os.path.join(a.out, f"pytorch-{mode}"), cid, ERRORED, failure)
+            pre = ("error", [failure[:400]])
+        elif ad.returncode != 0 and not answered:  # no answer per mode: bad input, or a crash mid-case
+            pre = ("error", [(ad.stdout + ad.stderr).strip()[-400:]])
+        elif ad.returncode not in (0, 1):  # every mode answered, then the process died (seen after a raise in SAC)
+            print(f"check-pytorch: {cid}: the adapter exited {ad.returncode} after answering every mode",
+                  file=sys.stderr)
+    out = {}
+    for mode in modes:
+        if pre is not None:
+            outcome, details = pre
+        elif adapter.get(mode, ("error",))[0] == "skip":
+            outcome, details = "skip", [adapter[mode][1].split(": ", 1)[-1]]
+        elif adapter.get(mode, ("error",))[0] != "wrote":
+            outcome, details = "error", [adapter.get(mode, ("error", "the adapter said nothing"))[1]]
+        else:
+            out[mode] = None
+            continue
+        out[mode] = {"outcome": outcome, "failing": [], "details": details, "checks": []}
+    return out
 
 
 def implementation_of(path):
@@ -118,65 +175,42 @@ def check(a):
     rcts_root = os.path.join(a.out, "rcts")
     results = {}
     env = dict(os.environ, PYTHONPATH=HERE + os.pathsep + os.path.join(ROOT, "adapters", "kit"))
-    for cid, f in files:
-        results[cid] = {}
-        rcts_case = os.path.join(rcts_root, cid)
-        r = run([a.rcts, "run", f, "--backend", "cpu", "--dump", rcts_case])
-        skipped = re.search(r"\bSKIP\s.*", r.stdout)
-        pre = None
-        if skipped and not os.path.isdir(os.path.join(rcts_case, dump_name(cid))):
-            # No baseline to start from (e.g. a case for a GPU backend): the mode dumps say so.
-            pre = ("skip", [f"rcts itself skips it here: {skipped.group(0)}"])
-            for mode in modes:
-                mark_case(os.path.join(a.out, f"pytorch-{mode}"), cid, SKIPPED, pre[1][0])
-        elif r.returncode not in (0, 1) or not os.path.isdir(rcts_case):
-            pre = ("error", [f"rcts run --dump: {(r.stdout + r.stderr).strip()[-300:]}"])
-        adapter = {}
-        if pre is None:
-            ad = run([sys.executable, "-m", "rcts_pytorch", f, "--rcts-dump", rcts_case, "--out", a.out,
-                      "--styles", ",".join(modes)], env=env)
-            for line in ad.stdout.splitlines():
-                m = re.match(r"^(skip|wrote|error)\[([a-z_]+)\]: (.*)$", line)
-                if m:
-                    adapter[m.group(2)] = (m.group(1), m.group(3))
-            answered = all(m in adapter for m in modes)
-            if ad.returncode != 0 and not answered:  # no answer per mode: bad input, or a crash mid-case
-                pre = ("error", [(ad.stdout + ad.stderr).strip()[-400:]])
-            elif ad.returncode not in (0, 1):  # every mode answered, then the process died (seen after a raise in SAC)
-                print(f"check-pytorch: {cid}: the adapter exited {ad.returncode} after answering every mode",
-                      file=sys.stderr)
-        for mode in modes:
-            judged = []
-            if pre is not None:
-                outcome, failing, details = pre[0], [], pre[1]
-            elif adapter.get(mode, ("error",))[0] == "skip":
-                outcome, failing, details = "skip", [], [adapter[mode][1].split(": ", 1)[-1]]
-            elif adapter.get(mode, ("error",))[0] != "wrote":
-                outcome, failing, details = "error", [], [adapter.get(mode, ("error", "the adapter said nothing"))[1]]
-            else:
-                outcome, failing, details, judged = check_outcome(a.rcts, f, os.path.join(a.out, f"pytorch-{mode}"), cid)
-            results[cid][mode] = {"outcome": outcome, "failing": failing, "details": details, "checks": judged}
+    adapter_cmd = [sys.executable, "-m", "rcts_pytorch"]
+    worker = None if a.no_worker else Worker(adapter_cmd, env=env, timeout=a.case_timeout)
+    try:
+        for cid, f in files:
+            results[cid] = run_case(a, cid, f, modes, rcts_root, worker, adapter_cmd, env)
+    finally:
+        if worker:
+            worker.close()
+            print(f"check-pytorch: {len(files)} cases in {worker.started} adapter process(es)", file=sys.stderr)
     ok = True
     for mode in modes:
-        os.makedirs(os.path.join(a.out, f"pytorch-{mode}"), exist_ok=True)
+        dumps = os.path.join(a.out, f"pytorch-{mode}")
+        os.makedirs(dumps, exist_ok=True)
+        # One rcts check over the mode's dumps: every case's outcome, and with --expect
+        # rcts's verdicts (its comparison is the only one).
+        j = rcts_check(a.rcts, dumps, os.path.join(a.out, f"pytorch-{mode}.json"), [f for _, f in files],
+                       expect.get(mode), a.expect_strict, a.filter)
+        if mode in expect and (j.report is None or "expectations" not in j.report):
+            raise AdapterError(f"rcts check --expect {expect[mode]} wrote no report: {j.text.strip()[-400:]}")
+        for cid in results:
+            res = results[cid][mode]
+            if res is None:
+                outcome, failing, details, judged = outcome_of(j, cid)
+                res = results[cid][mode] = {"outcome": outcome, "failing": failing, "details": details,
+                                            "checks": judged}
         if mode in expect:
-            # rcts judges the mode's dumps against the file; its verdicts are the verdicts.
-            j = rcts_check(a.rcts, os.path.join(a.out, f"pytorch-{mode}"), os.path.join(a.out, f"pytorch-{mode}.json"),
-                           [f for _, f in files], expect[mode], a.expect_strict, a.filter)
-            if j.report is None or "expectations" not in j.report:
-                raise AdapterError(f"rcts check --expect {expect[mode]} wrote no report: {j.text.strip()[-400:]}")
-            verdicts = {(cid, 1): (j.case(cid)[3] or "error", None) for cid in results}
+            verdicts = {cid: j.case(cid)[3] or "error" for cid in results}
             good = j.returncode == 0
             print(j.expectations_text())
         else:
-            verdicts = {(cid, 1): ("pass" if results[cid][mode]["outcome"] != "error" else "error", None)
-                        for cid in results}
-            good = all(v != "error" for v, _ in verdicts.values())
+            verdicts = {cid: "pass" if results[cid][mode]["outcome"] != "error" else "error" for cid in results}
+            good = all(v != "error" for v in verdicts.values())
         ok &= good
         for cid in results:
             res = results[cid][mode]
-            verdict = verdicts[(cid, 1)][0]
-            res["verdict"] = verdict
+            verdict = res["verdict"] = verdicts[cid]
             mark = "" if verdict in ("pass", "expected-fail", "expected-skip", "expected-error", "not-applicable", "xfail") \
                 else f"   <-- {verdict}"
             print(f"{res['outcome'].upper():5} {mode:13} {cid}" + (f"  [{', '.join(res['failing'])}]" if res["failing"]

@@ -366,26 +366,37 @@ class CaseFiles(unittest.TestCase):
 
 
 class Outcomes(unittest.TestCase):
-    """Both drivers read rcts check's report of a case with the kit's Judgement."""
+    """Both drivers read every case's outcome from one rcts check report (per mode, per
+    world size) with the kit's Judgement: each case its own outcome and check lines."""
 
-    def test_both_drivers_read_the_same_outcome(self):
+    def test_each_case_reads_its_own_part_of_one_report(self):
         sys.path[:0] = [os.path.join(HERE, "..", "..", "adapters", d) for d in ("pytorch", "megatron")]
         import check_megatron
         import check_pytorch
+        from rcts_adapter_kit import judge
+        self.assertIs(check_pytorch.rcts_check, judge.rcts_check)
+        self.assertIs(check_megatron.rcts_check, judge.rcts_check)
         d = tempfile.mkdtemp()
         self.addCleanup(lambda: __import__("shutil").rmtree(d))
-        report = {"cases": [{"id": "c.x", "outcome": "fail", "checks": [
-            {"kind": "memory", "outcome": "fail", "detail": "layer 0 holds 8 bytes more"},
-            {"kind": "bitwise", "outcome": "pass"}]}]}
+        report = {"cases": [
+            {"id": "c.x", "outcome": "fail", "checks": [
+                {"kind": "memory", "outcome": "fail", "detail": "layer 0 holds 8 bytes more"},
+                {"kind": "bitwise", "outcome": "pass"}]},
+            {"id": "c.y", "outcome": "pass", "checks": [{"kind": "rng", "outcome": "pass"}]}]}
         stub = os.path.join(d, "rcts")
-        with open(stub, "w") as f:  # an rcts that writes this report where --json says
+        with open(stub, "w") as f:  # an rcts that writes this report where --json says, and its text
             f.write("#!/bin/sh\nwhile [ \"$1\" != --json ]; do shift; done\n"
                     f"printf '%s' '{json.dumps(report)}' > \"$2\"\n"
-                    "echo '        bitwise: judged 3 tensors'\nexit 1\n")
+                    "echo '[1/2] FAIL c.x [torch-cpu] (0.10 s): memory: layer 0 holds 8 bytes more'\n"
+                    "echo '        memory: judged 1 run, 1 fail'\necho '        bitwise: judged 3 runs, all pass'\n"
+                    "echo '[2/2] PASS c.y [torch-cpu] (0.20 s)'\necho '        rng: judged 2 runs, all pass'\nexit 1\n")
         os.chmod(stub, 0o755)
-        want = ("fail", ["memory"], ["memory: layer 0 holds 8 bytes more"])
-        self.assertEqual(check_megatron.check_outcome(stub, 1, "c.json", d, "c.x"), want)
-        self.assertEqual(check_pytorch.check_outcome(stub, "c.json", d, "c.x"), (*want, ["bitwise: judged 3 tensors"]))
+        j = judge.rcts_check(stub, d, os.path.join(d, "r.json"), ["c.json"])
+        self.assertEqual(check_pytorch.outcome_of(j, "c.x"), (
+            "fail", ["memory"], ["memory: layer 0 holds 8 bytes more"],
+            ["memory: judged 1 run, 1 fail", "bitwise: judged 3 runs, all pass"]))
+        self.assertEqual(check_pytorch.outcome_of(j, "c.y"), ("pass", [], [], ["rng: judged 2 runs, all pass"]))
+        self.assertEqual(len(j.judged()), 3)
 
 
 class EndOfForward(unittest.TestCase):
@@ -471,3 +482,136 @@ class FileNames(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class Worker(unittest.TestCase):
+    """rcts_adapter_kit.worker: one process answers case after case exactly as a process per
+    case would; a case that leaks state, crashes or hangs is an error for that case only,
+    and the next case gets a fresh process."""
+    SERVER = ("import os, sys, time; sys.path.insert(0, {kit!r})\n"
+              "from rcts_adapter_kit.worker import serve\n"
+              "leaks = []\n"
+              "def main(argv):\n"
+              "    os.write(1, b'stray bytes on fd 1\\n')  # must not reach the driver as an answer\n"
+              "    if argv[0] == 'crash': os._exit(3)\n"
+              "    if argv[0] == 'hang': time.sleep(60)\n"
+              "    if argv[0] == 'leak': leaks.append('hooks: 0 -> 1')\n"
+              "    if argv[0] == 'raise': raise ValueError('boom')\n"
+              "    print('wrote: ' + ' '.join(argv) + ' pid ' + str(os.getpid())); print('to stderr', file=sys.stderr)\n"
+              "    return len(argv)\n"
+              "def between():\n"
+              "    out = list(leaks); leaks.clear(); return out\n"
+              "sys.exit(serve(main, between))\n")
+
+    def setUp(self):
+        from rcts_adapter_kit.worker import Worker as W
+        kit = os.path.join(HERE, "..", "..", "adapters", "kit")
+        self.w = W([sys.executable, "-c", self.SERVER.format(kit=kit)], timeout=5)
+        self.addCleanup(self.w.close)
+
+    def answer(self, *argv):
+        done, failure = self.w.run(list(argv))
+        return done.returncode, done.stdout, failure
+
+    def pid(self):
+        rc, out, failure = self.answer("ok")
+        self.assertIsNone(failure)
+        return out.split(" pid ")[1]
+
+    def test_cases_share_one_process_and_get_what_a_process_would_print(self):
+        done, failure = self.w.run(["a", "b"])
+        self.assertEqual((done.returncode, done.stdout, done.stderr, failure), (2, "wrote: a b pid " +
+                                                                               done.stdout.split(" pid ")[1],
+                                                                               "to stderr\n", None))
+        self.assertEqual(self.pid(), self.pid())
+        self.assertEqual(self.w.started, 1)
+
+    def test_a_leak_is_an_error_naming_it_and_the_next_case_runs_in_a_fresh_process(self):
+        first = self.pid()
+        rc, out, failure = self.answer("leak")
+        self.assertEqual(failure, "the case left state behind in the worker: hooks: 0 -> 1")
+        self.assertNotEqual(self.pid(), first)
+        self.assertEqual(self.w.started, 2)
+
+    def test_a_crash_mid_case_is_an_error_for_that_case_only(self):
+        first = self.pid()
+        rc, out, failure = self.answer("crash")
+        self.assertTrue(failure.startswith("the worker exited mid-case (exit 3)"), failure)
+        self.assertNotEqual(rc, 0)
+        self.assertNotEqual(self.pid(), first)
+
+    def test_a_hang_is_killed_after_the_timeout(self):
+        self.w.timeout = 1
+        first = self.pid()
+        rc, out, failure = self.answer("hang")
+        self.assertTrue(failure.startswith("the worker gave no answer within 1 s: killed"), failure)
+        self.w.timeout = 5
+        self.assertNotEqual(self.pid(), first)
+
+    def test_the_worker_serves_no_case_after_a_leak(self):
+        import subprocess
+        kit = os.path.join(HERE, "..", "..", "adapters", "kit")
+        r = subprocess.run([sys.executable, "-c", self.SERVER.format(kit=kit)], capture_output=True, text=True,
+                           input='{"argv": ["leak"]}\n{"argv": ["ok"]}\n', timeout=60)
+        answers = [json.loads(l) for l in r.stdout.splitlines()]
+        self.assertEqual([(a["exiting"], a["leaked"]) for a in answers], [(True, ["hooks: 0 -> 1"])])
+        self.assertIn("stray bytes on fd 1", r.stderr)
+
+    def test_a_raise_is_the_traceback_a_process_would_print_then_a_fresh_process(self):
+        first = self.pid()
+        done, failure = self.w.run(["raise"])
+        self.assertEqual((done.returncode, failure), (1, None))
+        self.assertIn("ValueError: boom", done.stderr)
+        self.assertNotEqual(self.pid(), first)
+
+
+class Isolation(unittest.TestCase):
+    """rcts_adapter_kit.isolation.TorchState: the default generator is restored between
+    cases; every other change to torch's global state is named."""
+
+    def setUp(self):
+        from rcts_adapter_kit.isolation import TorchState
+        self.state = TorchState()
+
+    def test_a_clean_case_leaves_nothing_and_the_generator_starts_again(self):
+        first = torch.rand(3)
+        torch.manual_seed(123)
+        with torch.autograd.graph.saved_tensors_hooks(lambda t: t, lambda t: t), Generators().guard():
+            torch.rand(2)
+        self.assertEqual(self.state.between(), [])
+        self.assertTrue(torch.equal(torch.rand(3), first))
+
+    def test_each_kind_of_leftover_is_named(self):
+        import torch.nn.modules.module as module
+        from torch.utils._python_dispatch import TorchDispatchMode
+        hooks = torch.autograd.graph.saved_tensors_hooks(lambda t: t, lambda t: t)
+        mode = TorchDispatchMode()
+        threads = torch.get_num_threads()
+        leftovers = {  # the line naming what a case left -> (how it leaves it, how the test undoes it)
+            "saved-tensor hooks: False -> True": (hooks.__enter__, lambda: hooks.__exit__(None, None, None)),
+            "dispatch modes: 0 -> 1": (mode.__enter__, lambda: mode.__exit__(None, None, None)),
+            "module hooks (_global_forward_hooks): 0 -> 1": (
+                lambda: setattr(self, "handle", module.register_module_forward_hook(lambda *a: None)),
+                lambda: self.handle.remove()),
+            "grad mode: True -> False": (lambda: torch.set_grad_enabled(False), lambda: torch.set_grad_enabled(True)),
+            f"torch threads: {threads} -> {threads + 1}": (lambda: torch.set_num_threads(threads + 1), lambda: torch.set_num_threads(threads)),
+            "environment: RCTS_PYTORCH_FAULT=None -> 'x'": (
+                lambda: os.environ.__setitem__("RCTS_PYTORCH_FAULT", "x"), lambda: os.environ.pop("RCTS_PYTORCH_FAULT")),
+        }
+        os.environ.pop("RCTS_PYTORCH_FAULT", None)
+        self.state = __import__("rcts_adapter_kit.isolation", fromlist=["TorchState"]).TorchState()
+        for name, (leave, undo) in leftovers.items():
+            with self.subTest(name):
+                leave()
+                try:
+                    leaked = self.state.between()
+                finally:
+                    undo()
+                self.assertEqual(leaked, [name])
+                self.assertEqual(self.state.between(), [])
+
+    def test_an_adapters_own_state_is_reset(self):
+        from rcts_adapter_kit.isolation import TorchState
+        kept = [1]
+        self.assertEqual(TorchState(also=(kept.clear,)).between(), [])
+        self.assertEqual(kept, [])

@@ -82,9 +82,17 @@ class Judgement:
             details = [c["reason"]]
         return c.get("outcome", "error"), failing, details, verdict
 
-    def judged(self):
-        """rcts check's per-check lines (`        <kind>: judged ...` / `: skip ...`), stripped."""
-        return [l.strip() for l in self.text.splitlines() if _JUDGED.match(l)]
+    def judged(self, case_id=None):
+        """rcts check's per-check lines (`        <kind>: judged ...` / `: skip ...`), stripped:
+        of every case, or only those under `case_id`'s progress line."""
+        lines, mine = [], case_id is None
+        for l in self.text.splitlines():
+            head = _PROGRESS.match(l)
+            if head:
+                mine = case_id is None or head.group(1) == case_id
+            elif mine and _JUDGED.match(l):
+                lines.append(l.strip())
+        return lines
 
     def expectations_text(self):
         """rcts check's expectation block (from its `expectations  FILE ...` line on)."""
@@ -95,14 +103,8 @@ class Judgement:
 
 # A check's line in rcts check's text report: what it judged, or why it skipped.
 _JUDGED = re.compile(r"^\s{8}[a-z_]+: (judged|skip)")
-
-
-def check_case(rcts, dump_root, case_file, case_id, launcher=()):
-    """`rcts check` over one case's dumps below `dump_root` (its report beside them, as
-    <case>.check.json): the Judgement whose case(case_id) is the case's outcome."""
-    stem = dump_name(case_id)
-    return rcts_check(rcts, os.path.join(dump_root, stem), os.path.join(dump_root, f"{stem}.check.json"),
-                      [case_file], launcher=launcher)
+# A case's progress line, `[3/7] PASS <id> [<backend>] (0.12 s)...` (harness/reports/report.cpp).
+_PROGRESS = re.compile(r"^\[\s*\d+/\d+\] [A-Z]+ (\S+)(?: \[[^\]]*\])? \(")
 
 
 def validate_expectations(rcts, path, case_file):

@@ -9,6 +9,12 @@ resolved config from rcts's dump of that run (so the runs are exactly rcts's), r
 ROOT/<case>/cpu/rank0/<run>/ and writing OUT/<case>/torch-cpu/rank0/<run>/. A case it
 cannot express is not run: it prints "skip: <reason>", writes OUT/<case>/SKIPPED with
 the reason and exits 0 (exit 3 with --fail-on-skip). Exit 2: bad input (the message names the file and field).
+
+  python3 -m rcts_pytorch --serve
+
+serves many cases in one process (the kit's worker: one JSON request per line on stdin,
+each the arguments above; one answer per line), checking between cases that none left
+torch's global state changed (the kit's isolation.TorchState).
 """
 import argparse
 import os
@@ -21,6 +27,8 @@ from . import driver  # noqa: I100  (first: puts the kit on sys.path from a chec
 from rcts_adapter_kit import dump
 from rcts_adapter_kit.case import Case, rcts_runs
 from rcts_adapter_kit.errors import AdapterError
+from rcts_adapter_kit.worker import SERVE_FLAG, serve
+from . import faults
 from .mechanisms import CASE_KEYS, STYLES, unsupported
 
 
@@ -94,9 +102,18 @@ def run_case(a, style, out, tag):
                 "of_variant": run_meta.get("of_variant", ""), "rank": theirs.get("rank")}
         dump.write_run(dump.run_dir(out, case.id, impl["backend"], name), meta, cfg, out_run, impl)
     print(f"wrote{tag}: {case.id}: {len(runs)} runs ({style})")
+    if faults.active("leave_saved_tensor_hooks"):
+        torch.autograd.graph.saved_tensors_hooks(lambda t: t, lambda t: t).__enter__()
     return 0
 
 
 if __name__ == "__main__":
     torch.set_num_threads(1)  # one fixed thread count: the same kernels for every run
+    if sys.argv[1:] == [SERVE_FLAG]:
+        from rcts_adapter_kit import saved
+        from rcts_adapter_kit.isolation import TorchState
+        from . import mechanisms, model
+        # The faults' own state, which a fresh process would not have either.
+        resets = (model._PRIVATE.clear, mechanisms._KEPT.clear, saved._STALE_POOL.clear)
+        sys.exit(serve(main, TorchState(also=resets).between))
     sys.exit(main())

@@ -18,11 +18,14 @@ reference (tests/adapter names the check each must fail):
                         offload copies to the host but never frees the device copy
   recompute_keeps_outputs  every checkpointed region's recompute output is kept in a list
                         after backward (what it recomputed is never freed)
+  leave_saved_tensor_hooks  after a case, a saved-tensor hook pair stays installed: harmless
+                        to a process that exits, the state a worker serving the next case
+                        must catch (isolation.TorchState)
 """
 import os
 
 KNOWN = {"no_preserve_rng", "wrong_chunk_input", "stale_offload_buffer", "unrecorded_generator", "qkv_interleaved",
-         "leak_saved_tensor", "offload_keeps_device_copy", "recompute_keeps_outputs"}
+         "leak_saved_tensor", "offload_keeps_device_copy", "recompute_keeps_outputs", "leave_saved_tensor_hooks"}
 
 
 def active(name):
