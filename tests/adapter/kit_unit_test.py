@@ -18,7 +18,7 @@ from rcts_adapter_kit import names  # noqa: E402
 from rcts_adapter_kit.dump import DumpError, Json, _read_tensor  # noqa: E402
 from rcts_adapter_kit.case import Case  # noqa: E402
 from rcts_adapter_kit.config import READ, inert_unless, only, refusal, subset_of  # noqa: E402
-from rcts_adapter_kit.errors import AdapterError  # noqa: E402
+from rcts_adapter_kit.errors import AdapterError, raised_in  # noqa: E402
 from rcts_adapter_kit.rng import Generators, UnrecordedDraw  # noqa: E402
 
 SPEC = {"model.hidden_size": READ, "model.fp8": only(None, why="no FP8"),
@@ -35,6 +35,24 @@ def patched(section, **kv):
     c = json.loads(json.dumps(CFG))
     c[section].update(kv)
     return c
+
+
+class RaisedIn(unittest.TestCase):
+    """A framework raise is reported at the innermost line inside that framework's package."""
+
+    def test_names_the_innermost_frame_below_the_package(self):
+        with tempfile.TemporaryDirectory() as d:
+            pkg = os.path.join(d, "fakework", "core")
+            os.makedirs(pkg)
+            with open(os.path.join(pkg, "layer.py"), "w") as f:
+                f.write("def inner():\n    raise IndexError('x')\n\n\ndef outer():\n    inner()\n")
+            ns = {}
+            exec(compile(open(os.path.join(pkg, "layer.py")).read(), os.path.join(pkg, "layer.py"), "exec"), ns)
+            try:
+                ns["outer"]()
+            except IndexError as e:
+                self.assertEqual(raised_in(e, "fakework"), ("core/layer.py", 2))
+                self.assertIsNone(raised_in(e, "core2"))
 
 
 class Config(unittest.TestCase):

@@ -1,6 +1,8 @@
 """The kit's error types: bad input an adapter refuses. The message names the file, the
 JSON path or field, and the value; an adapter's main prints it and exits 2 (no
-traceback), as rcts does."""
+traceback), as rcts does. And where a framework's own code raised, for its ERRORED
+marker."""
+import traceback
 
 
 class AdapterError(Exception):
@@ -14,3 +16,13 @@ class DumpError(AdapterError):
 def where(file, path, msg):
     """The message form every refusal uses: FILE: /json/path: what is wrong."""
     return f"{file}: {path or '/'}: {msg}"
+
+
+def raised_in(exc, package):
+    """(path below `package`/, line) of the innermost frame of exc's traceback inside the
+    framework package (e.g. "megatron", "torch"), or None: a raise is reported at the
+    framework's line, not the adapter's."""
+    frames = [f for f in traceback.extract_tb(exc.__traceback__) if f"/{package}/" in f.filename]
+    if not frames:
+        return None
+    return frames[-1].filename.split(f"/{package}/", 1)[-1], frames[-1].lineno

@@ -30,7 +30,7 @@ import torch  # noqa: E402
 
 from rcts_adapter_kit import dump as kit  # noqa: E402
 from rcts_adapter_kit.case import Case, rcts_runs  # noqa: E402
-from rcts_adapter_kit.errors import AdapterError  # noqa: E402
+from rcts_adapter_kit.errors import AdapterError, raised_in  # noqa: E402
 
 from . import faults, watchdog  # noqa: E402
 from .config import unsupported  # noqa: E402
@@ -99,9 +99,8 @@ def worker(a, case, on_raise=None):
         try:
             out = driver.run(cfg, theirs["rank"], base.params, base.inputs, base.targets)
         except (Exception, KeyboardInterrupt) as e:  # Megatron's own code raised: say where, in Megatron
-            import traceback
-            frames = [f for f in traceback.extract_tb(e.__traceback__) if "megatron" in f.filename]
-            where = f" at {frames[-1].filename.split('megatron/', 1)[-1]}:{frames[-1].lineno}" if frames else ""
+            at = raised_in(e, "megatron")
+            where = f" at {at[0]}:{at[1]}" if at else ""
             what = (f"resident memory passed {watchdog.tripped['mb']} MB (the adapter's cap) while running"
                     if watchdog.tripped["mb"] else f"{type(e).__name__}: {e}")
             msg = f"run '{name}': {what}{where}"

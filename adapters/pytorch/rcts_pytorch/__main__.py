@@ -19,14 +19,13 @@ torch's global state changed (the kit's isolation.TorchState).
 import argparse
 import os
 import sys
-import traceback
 
 import torch
 
 from . import driver  # noqa: I100  (first: puts the kit on sys.path from a checkout)
 from rcts_adapter_kit import dump
 from rcts_adapter_kit.case import Case, rcts_runs
-from rcts_adapter_kit.errors import AdapterError
+from rcts_adapter_kit.errors import AdapterError, raised_in
 from rcts_adapter_kit.worker import SERVE_FLAG, serve
 from . import faults
 from .mechanisms import CASE_KEYS, STYLES, unsupported
@@ -92,8 +91,8 @@ def run_case(a, style, out, tag):
         try:
             out_run = driver.run(cfg, base.params, base.inputs, base.targets, style)
         except Exception as e:  # PyTorch's own code raised: a finding, not a skip; say where, in torch
-            frames = [f for f in traceback.extract_tb(e.__traceback__) if "/torch/" in f.filename]
-            where = f" at torch/{frames[-1].filename.split('/torch/', 1)[-1]}:{frames[-1].lineno}" if frames else ""
+            at = raised_in(e, "torch")
+            where = f" at torch/{at[0]}:{at[1]}" if at else ""
             msg = f"torch raised: run '{name}': {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}{where}"
             dump.mark_case(out, case.id, dump.ERRORED, msg)
             print(f"error{tag}: {case.id}: {msg}")
