@@ -3,9 +3,9 @@
 // a backend without a pool (the CPU) is never checked.
 #include <gtest/gtest.h>
 
-#include "backends/cpu/cpu_backend.hpp"
 #include "harness/checks/device_pool_check.hpp"
 #include "reference/config/config.hpp"
+#include "tests/support/run.hpp"
 
 namespace rcts::harness {
 namespace {
@@ -34,7 +34,7 @@ TEST(DevicePoolCheck, APoolAtOrAboveTheTrackerAgrees) {
 TEST(DevicePoolCheck, TheCpuBackendHasNoPoolAndIsNotChecked) {
   Config cfg;
   cfg.model.num_layers = 1;
-  const RunRecord r = execute(cfg, cpu::default_backend());
+  const RunRecord r = test_support::run_cpu(cfg);
   EXPECT_FALSE(r.device_pool_high_water);
   EXPECT_GT(r.device_peak, 0);
   EXPECT_FALSE(device_pool_disagreement(r));

@@ -4,10 +4,10 @@
 // states replayed every micro-batch): the masks check must fail on them by itself.
 #include <gtest/gtest.h>
 
-#include "backends/cpu/cpu_backend.hpp"
 #include "harness/checks/checks.hpp"
 #include "harness/checks/mask_oracle.hpp"
 #include "reference/core/faults.hpp"
+#include "tests/support/run.hpp"
 
 namespace rcts::harness {
 namespace {
@@ -163,7 +163,7 @@ Config small_config() {
 }
 
 TEST(MaskStreams, CleanRunPasses) {
-  const RunRecord r = execute(small_config(), cpu::default_backend());
+  const RunRecord r = test_support::run_cpu(small_config());
   const CheckResult res = check_masks(r, r, "baseline");
   EXPECT_EQ(res.outcome, Outcome::pass) << res.detail;
 }
@@ -172,7 +172,7 @@ TEST(MaskStreams, CleanRunPasses) {
 // which compare runs with each other, cannot see them: the masks check must.
 TEST(MaskStreams, ForkWithoutWriteBackFailsTheMasksCheck) {
   FaultScope fault(Fault::fork_no_write_back);
-  const RunRecord r = execute(small_config(), cpu::default_backend());
+  const RunRecord r = test_support::run_cpu(small_config());
   EXPECT_EQ(check_rng(r, r, "baseline").outcome, Outcome::pass);
   const CheckResult res = check_masks(r, r, "baseline");
   ASSERT_EQ(res.outcome, Outcome::fail);
@@ -184,7 +184,7 @@ TEST(MaskStreams, ForkWithoutWriteBackFailsTheMasksCheck) {
 
 TEST(MaskStreams, RngReplayedEveryMicroBatchFailsTheMasksCheck) {
   FaultScope fault(Fault::rng_replayed_per_micro_batch);
-  const RunRecord r = execute(small_config(), cpu::default_backend());
+  const RunRecord r = test_support::run_cpu(small_config());
   EXPECT_EQ(check_rng(r, r, "baseline").outcome, Outcome::pass);
   const CheckResult res = check_masks(r, r, "baseline");
   ASSERT_EQ(res.outcome, Outcome::fail);

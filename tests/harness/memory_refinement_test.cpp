@@ -4,16 +4,16 @@
 // variant pass, with the exact verdict.
 #include <gtest/gtest.h>
 
-#include "backends/cpu/cpu_backend.hpp"
 #include "harness/checks/check_kinds.hpp"
 #include "reference/memory_model/activation_memory.hpp"
 #include "tests/support/configs.hpp"
+#include "tests/support/run.hpp"
 
 namespace rcts::harness {
 namespace {
 
 const RunRecord& run_of_small_config() {
-  static const RunRecord r = execute(test_support::dense({.ffn = 32}), cpu::default_backend());
+  static const RunRecord r = test_support::run_cpu(test_support::dense({.ffn = 32}));
   return r;
 }
 

@@ -7,10 +7,10 @@
 
 #include <map>
 
-#include "backends/cpu/cpu_backend.hpp"
 #include "harness/reports/html_report.hpp"
 #include "harness/reports/report_data.hpp"
 #include "harness/reports/trace_json.hpp"
+#include "tests/support/run.hpp"
 
 namespace rcts::harness {
 namespace {
@@ -57,7 +57,7 @@ TEST(ReportData, ModuleOfDropsLayerAndTensor) {
 }
 
 TEST(ReportData, PerLayerAndPerModuleBytesMatchTheHandDerivedTable) {
-  const RunRecord r = execute(tiny(), cpu::default_backend());
+  const RunRecord r = test_support::run_cpu(tiny());
   const RunPicture p = picture_of(r, "baseline", 0);
   EXPECT_EQ(p.layer_measured, (std::vector<int64_t>{1248, 1248}));
   EXPECT_EQ(p.layer_model, (std::vector<int64_t>{1248, 1248}));
@@ -76,7 +76,7 @@ TEST(ReportData, PerLayerAndPerModuleBytesMatchTheHandDerivedTable) {
 }
 
 TEST(ReportData, TimelinePeaksAtTheEndOfForwardAndEndsEmpty) {
-  const RunRecord r = execute(tiny(), cpu::default_backend());
+  const RunRecord r = test_support::run_cpu(tiny());
   const TimelineRecord& t = r.timeline;
   ASSERT_FALSE(t.samples.empty());
   for (const char* mb : {"step 0 mb 0", "step 0 mb 1"}) {
@@ -94,7 +94,7 @@ TEST(ReportData, SelectiveCoreAttnDropsTheS2TensorsInBothFigures) {
   Config c = tiny();
   c.recompute.recompute_granularity = "selective";
   c.recompute.recompute_modules = {"core_attn"};
-  const RunPicture p = picture_of(execute(c, cpu::default_backend()), "core_attn", 0);
+  const RunPicture p = picture_of(test_support::run_cpu(c), "core_attn", 0);
   EXPECT_EQ(p.layer_measured, (std::vector<int64_t>{1248 - kCoreAttnS2, 1248 - kCoreAttnS2}));
   EXPECT_EQ(p.layer_model, p.layer_measured);
   for (const auto& m : p.modules)
@@ -115,7 +115,7 @@ Config offload_core_attn() {
 TEST(ReportData, OffloadMovesLayerZerosCoreAttentionToTheHost) {
   // Micro-batch 0 is warmup; in micro-batch 1 layer 1's group is the margin (its
   // backward runs first), so only layer 0's core attention goes to the host.
-  const RunRecord r = execute(offload_core_attn(), cpu::default_backend());
+  const RunRecord r = test_support::run_cpu(offload_core_attn());
   const TimelineRecord& t = r.timeline;
   const int64_t warm = seq_of(t, "step 0 mb 0 backward"), moved = seq_of(t, "step 0 mb 1 backward");
   EXPECT_EQ(host_at(t, warm), 0);
@@ -129,7 +129,7 @@ TEST(ReportData, OffloadMovesLayerZerosCoreAttentionToTheHost) {
 }
 
 TEST(ReportData, ChromeTraceHasEveryCopyOnItsStream) {
-  const RunRecord r = execute(offload_core_attn(), cpu::default_backend());
+  const RunRecord r = test_support::run_cpu(offload_core_attn());
   const auto parsed = nlohmann::json::parse(chrome_trace("tiny", {picture_of(r, "offload", 0)}).dump());
   ASSERT_TRUE(parsed.at("traceEvents").is_array());
   int64_t d2h = 0, h2d = 0;
@@ -153,7 +153,7 @@ TEST(ReportData, ChromeTraceHasEveryCopyOnItsStream) {
 }
 
 TEST(ReportData, PicturesSurviveTheirJsonRoundTrip) {
-  const RunPicture p = picture_of(execute(offload_core_attn(), cpu::default_backend()), "v", 3);
+  const RunPicture p = picture_of(test_support::run_cpu(offload_core_attn()), "v", 3);
   const RunPicture q = picture_from_json(nlohmann::json::parse(to_json(p).dump()));
   EXPECT_EQ(to_json(q), to_json(p));
   EXPECT_EQ(q.rank, 3);
@@ -181,8 +181,8 @@ TEST(ReportData, CasePageHoldsTheChartsAndNumbers) {
   CasePage page;
   page.result.id = "tiny";
   page.result.backend = "cpu";
-  page.runs.push_back(picture_of(execute(tiny(), cpu::default_backend()), "baseline", 0));
-  page.runs.push_back(picture_of(execute(offload_core_attn(), cpu::default_backend()), "offload <x>", 0));
+  page.runs.push_back(picture_of(test_support::run_cpu(tiny()), "baseline", 0));
+  page.runs.push_back(picture_of(test_support::run_cpu(offload_core_attn()), "offload <x>", 0));
   page.trace_file = "tiny.cpu.trace.json";
   const std::string html = case_page_html(page);
   EXPECT_NE(html.find("class='chart per-layer'"), std::string::npos);
