@@ -12,7 +12,7 @@
 //     to start when the two lists disagree;
 //  3. its check function;
 //  4. its lines in docs/checks.md, cases/README.md and docs/dump-format.md, which
-//     tests/harness/check_kinds_test.cpp asks for.
+//     tests/harness/checks/check_kinds_test.cpp asks for.
 #pragma once
 #include <filesystem>
 #include <functional>

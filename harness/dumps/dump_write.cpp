@@ -1,6 +1,6 @@
 // Dump format 1's writer: a RunRecord as dump.json and one .npy per tensor
 // (docs/dump-format.md). Every field written here is read back by dump_read.cpp; the
-// round-trip tests (tests/harness/dump_v1_test.cpp) keep the two in step.
+// round-trip tests (tests/harness/run/dump_v1_test.cpp) keep the two in step.
 #include "harness/dumps/dump_v1.hpp"
 
 #include <cstdio>

@@ -489,7 +489,7 @@ class TensorFiles(unittest.TestCase):
 
 class FileNames(unittest.TestCase):
     def test_the_examples_rcts_is_pinned_by(self):
-        """The safe file-name rule: the examples tests/harness/npy_test.cpp reads too."""
+        """The safe file-name rule: the examples tests/harness/io/npy_test.cpp reads too."""
         from rcts_adapter_kit.layout import safe_stem
         with open(os.path.join(HERE, "..", "support", "file_names.json"), encoding="utf-8") as f:
             examples = json.load(f)["examples"]

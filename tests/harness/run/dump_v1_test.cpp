@@ -294,7 +294,7 @@ TEST(NothingToJudge, OpaqueStatesCannotShowTheSeedsOfASeedRanksCase) {
   base.implementation = "pytorch";
   base.seed_offset_rng = false;
   base.rng_after_opaque = {{{"cpu", "aa"}}};
-  const CheckContext x{c, o, false, base, layout};
+  const CheckContext x{.c = c, .env = o, .multi = false, .base = base, .base_layout = layout, .rerun = {}};
   const auto why = not_applicable(*find_check_kind("rng"), x);
   ASSERT_TRUE(why.has_value());
   EXPECT_NE(why->find("seeds as tp 3, ep 0, etp 0"), std::string::npos) << *why;

@@ -7,9 +7,9 @@ known-answer vectors before anything is printed. The dropout rule is the one in
 docs/decisions.md ("Dropout stream rule"): element i of a draw at block `offset`
 reads 32-bit word i % 4 of block offset + i // 4 (key = seed lo, hi; counter = block
 lo, hi, 0, 0) and is kept iff (word >> 8) >= floor(p * 2**24 + 1/2), evaluated exactly
-with fractions. The printed numbers are pinned in tests/harness/mask_oracle_test.cpp.
+with fractions. The printed numbers are pinned in tests/harness/checks/mask_oracle_test.cpp.
 
-Run by hand: python3 tests/harness/mask_kat.py
+Run by hand: python3 tests/harness/checks/mask_kat.py
 """
 from fractions import Fraction
 import math

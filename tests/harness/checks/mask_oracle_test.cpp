@@ -1,6 +1,6 @@
 // The suite's own Philox and mask rule (oracle/philox_masks.hpp) against known answers that
 // come from outside rcts: Random123's Philox4x32-10 vectors, the FNV-1a reference
-// vectors, and block / threshold / mask values printed by tests/harness/mask_kat.py
+// vectors, and block / threshold / mask values printed by tests/harness/checks/mask_kat.py
 // (pure-Python Philox and exact fractions, checked against the Random123 vectors
 // before printing; run it by hand to regenerate).
 #include "oracle/philox_masks.hpp"
