@@ -57,6 +57,9 @@ const std::vector<FaultInfo>& all_faults() {
       {Fault::fp8_amax_advanced_in_recompute, "fp8_amax_advanced_in_recompute",
        "FP8 delayed scaling: a recompute quantises with the scale its forward advanced and records its amax again "
        "(no stash of the FP8 meta tensors)"},
+      {Fault::pp_neighbour_tp_mirrored, "pp_neighbour_tp_mirrored",
+       "a pipeline stage exchanges with the neighbouring stage's mirrored TP rank: invisible while a stage's TP "
+       "ranks hold replicas, wrong under sequence parallelism, where each sends its own shard (design §16)", 4},
       {Fault::sgd_lr_doubled, "sgd_lr_doubled",
        "SGD between steps uses twice the learning rate: every run of a case agrees with the others, so only the golden "
        "files and the f64 oracle see it (regen-golden must refuse to bless it)"},
