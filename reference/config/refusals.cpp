@@ -33,11 +33,6 @@ const std::vector<Refusal>& refusals() {
        "megatron/core/pipeline_parallel/fine_grained_activation_offload.py",
        "Megatron-LM keeps one chunk handler per micro-batch in flight, queued in backward order, with a per-chunk "
        "margin; the reference's offload manager has one iteration in flight and a per-name margin"},
-      {"pp.moe", {"model.num_moe_experts", "parallel.pipeline_model_parallel_size"},
-       [](const Config& c) { return pp(c) && c.model.num_moe_experts > 0; },
-       [](const Config& c) { return "MoE layers with " + pp_of(c); },
-       "megatron/core/transformer/moe/moe_layer.py",
-       "the expert groups and the expert-parallel RNG stream are not wired per pipeline stage"},
       // --- multi-latent attention (design §14) ---
       {"mla.sequence_parallel", {"parallel.sequence_parallel"},
        [](const Config& c) { return c.model.multi_latent_attention && c.parallel.sequence_parallel; },

@@ -42,7 +42,6 @@ const std::map<std::string, Mutate>& examples() {
   static const std::map<std::string, Mutate> e = {
       {"pp.fp8", [](Config& c) { pp2(c); fp8(c); }},
       {"pp.fine_grained_offload", [](Config& c) { pp2(c); offload(c, "attn_norm"); }},
-      {"pp.moe", [](Config& c) { pp2(c); moe(c); }},
       {"mla.sequence_parallel", [](Config& c) { mla(c); tp2_sp(c); }},
       {"mla.fp8", [](Config& c) { mla(c); fp8(c); }},
       {"mla.offload", [](Config& c) { mla(c); offload(c, "attn_norm"); }},

@@ -6,6 +6,7 @@
 // bit for bit (under TP against the pp = 1 run of the same TP rank).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <map>
 #include <vector>
@@ -51,10 +52,18 @@ bool same_bits(const Tensor& a, const Tensor& b) {
          std::memcmp(a.bytes(), b.bytes(), static_cast<size_t>(a.nbytes())) == 0;
 }
 
-Config model(int pp, int tp = 1) {
+// ep > 0: MoE layers (4 experts, top 2) over ep expert-parallel ranks.
+Config model(int pp, int tp = 1, int ep = 0) {
   Config c = test_support::tiny_dense(4, 3);
   c.parallel.tensor_model_parallel_size = tp;
   c.parallel.sequence_parallel = tp > 1;
+  if (ep > 0) {
+    c.model.num_moe_experts = 4;
+    c.model.moe_router_topk = 2;
+    c.model.moe_ffn_hidden_size = 8;
+    c.model.moe_expert_dropout = 0;
+    c.parallel.expert_model_parallel_size = ep;
+  }
   c.model.attention_dropout = 0;
   c.model.hidden_dropout = 0;  // the stages' masks differ from pp = 1's (seed + 100 * pp_rank)
   c.model.activation_dtype = DType::f32;
@@ -65,19 +74,22 @@ Config model(int pp, int tp = 1) {
 
 // pp stages (every stage holds 4 / pp layers) against the pp = 1 run on this rank (of
 // its TP group under tp > 1: the same TP rank holds the same shards).
-void expect_stages_equal_one_pass(int pp, int tp = 1) {
+void expect_stages_equal_one_pass(int pp, int tp = 1, int ep = 0) {
   Communicator& w = world();
-  const GroupLayout layout = make_layout(w.size(), tp, 1, 1, pp);
+  const int e = std::max(ep, 1);
+  const GroupLayout layout = make_layout(w.size(), tp, e, 1, pp);
   const ProcessGroups groups = make_groups(w, layout);
   const RankCoords coords = coords_of(layout, w.rank());
   Backend& cpu = cpu::default_backend();
-  const GroupLayout one_layout = make_layout(w.size(), tp, 1, 1, 1);
+  const GroupLayout one_layout = make_layout(w.size(), tp, e, 1, 1);
   const ProcessGroups one_groups = make_groups(w, one_layout);
   const RankCoords one_coords = coords_of(one_layout, w.rank());
   ASSERT_EQ(one_coords.tp, coords.tp);
-  // Under tp = 1 this rank alone, all four layers.
-  const RunRecord one = tp == 1 ? execute(model(1), cpu) : execute(model(1, tp), cpu, one_coords, &one_groups);
-  const RunRecord staged = execute(model(pp, tp), cpu, coords, &groups);
+  ASSERT_EQ(one_coords.ep, coords.ep);
+  // Under tp = ep = 1 this rank alone, all four layers.
+  const RunRecord one = tp == 1 && e == 1 ? execute(model(1, 1, ep), cpu)
+                                          : execute(model(1, tp, ep), cpu, one_coords, &one_groups);
+  const RunRecord staged = execute(model(pp, tp, ep), cpu, coords, &groups);
   const bool first = coords.pp == 0, last = coords.pp == pp - 1;
 
   ASSERT_EQ(staged.inputs.size(), one.inputs.size());
@@ -123,6 +135,14 @@ TEST(MpiPipeline, FourStagesEqualTheOneStageRunBitwise) {
 TEST(MpiPipeline, SequenceParallelStagesEqualTheOneStageRunBitwise) {
   if (world().size() % 4 != 0) GTEST_SKIP() << "needs a multiple of 4 ranks";
   expect_stages_equal_one_pass(2, 2);
+}
+
+// MoE layers across stages: each stage routes and dispatches its own layers' tokens
+// among its EP ranks (design §16).
+TEST(MpiPipeline, MoeStagesEqualTheOneStageRunBitwise) {
+  if (world().size() % 2 != 0) GTEST_SKIP() << "needs an even world";
+  expect_stages_equal_one_pass(2, 1, 1);
+  if (world().size() % 4 == 0) expect_stages_equal_one_pass(2, 1, 2);
 }
 
 }  // namespace
