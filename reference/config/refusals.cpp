@@ -20,13 +20,6 @@ bool offloads(const Config& c, const char* module) {
 const std::vector<Refusal>& refusals() {
   static const std::vector<Refusal> table = {
       // --- pipeline parallelism (design §16) ---
-      {"pp.fp8", {"model.fp8", "parallel.pipeline_model_parallel_size"},
-       [](const Config& c) { return pp(c) && fp8(c); },
-       [](const Config& c) { return "model.fp8 with " + pp_of(c); },
-       "megatron/core/transformer/transformer_block.py",
-       "delayed scaling replays the latest forward's scale; under 1F1B a stage holds several micro-batches, so a "
-       "recompute would need its own forward's scale and amax history (Transformer Engine's checkpoint keeps them "
-       "per micro-batch; the reference's FP8 emulation keeps one)"},
       {"pp.fine_grained_offload", {"offload.fine_grained_activation_offloading", "parallel.pipeline_model_parallel_size"},
        [](const Config& c) { return pp(c) && c.offload.fine_grained_activation_offloading; },
        [](const Config& c) { return "offload.fine_grained_activation_offloading with " + pp_of(c); },

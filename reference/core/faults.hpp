@@ -36,6 +36,7 @@ enum class Fault {
   fp8_amax_advanced_in_recompute,  // FP8 delayed scaling: a recompute records its amax and uses the advanced scale
   pp_neighbour_tp_mirrored,  // a pipeline neighbour is the next stage's mirrored TP rank (tp' = tp_size - 1 - tp)
   expert_rng_state_on_layer, // a recompute takes the expert stream's state its checkpoint site last stashed, not its micro-batch's
+  fp8_replays_latest_forward, // FP8: a recompute replays the latest forward's scale, not its own micro-batch's
   sgd_lr_doubled,            // SGD steps with twice the learning rate: math only goldens and the f64 oracle see
 };
 

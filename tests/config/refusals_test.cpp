@@ -40,7 +40,6 @@ void offload(Config& c, const char* module) {
 // The smallest meaningful config that uses each refused combination, by entry id.
 const std::map<std::string, Mutate>& examples() {
   static const std::map<std::string, Mutate> e = {
-      {"pp.fp8", [](Config& c) { pp2(c); fp8(c); }},
       {"pp.fine_grained_offload", [](Config& c) { pp2(c); offload(c, "attn_norm"); }},
       {"mla.sequence_parallel", [](Config& c) { mla(c); tp2_sp(c); }},
       {"mla.fp8", [](Config& c) { mla(c); fp8(c); }},
