@@ -189,24 +189,4 @@ std::vector<std::string> fp8_graph_rule_codes() {
   return codes;
 }
 
-std::vector<ConfigIssue> fp8_support_gaps(const Config& c) {
-  std::vector<ConfigIssue> out;
-  if (!c.model.fp8) return out;
-  auto gap = [&](bool used, const std::string& what, const char* field) {
-    if (used)
-      out.push_back({kFeatureNotImplemented,
-                     what + " with model.fp8: the reference emulates FP8 delayed scaling of dense layers on one "
-                            "tensor-parallel rank only",
-                     {field}});
-  };
-  gap(c.model.fp8_recipe == "tensorwise", "model.fp8_recipe = tensorwise", "model.fp8_recipe");
-  gap(c.parallel.tensor_model_parallel_size > 1,
-      "parallel.tensor_model_parallel_size = " + std::to_string(c.parallel.tensor_model_parallel_size),
-      "parallel.tensor_model_parallel_size");
-  gap(c.model.num_moe_experts > 0, "model.num_moe_experts = " + std::to_string(c.model.num_moe_experts),
-      "model.num_moe_experts");
-  gap(c.model.activation_dtype == DType::f64, "model.activation_dtype = f64", "model.activation_dtype");
-  return out;
-}
-
 }  // namespace rcts

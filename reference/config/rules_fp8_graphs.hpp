@@ -18,9 +18,4 @@ std::vector<std::string> fp8_graph_rule_codes();
 // Legal values.
 const std::vector<std::string>& cuda_graph_scope_names();  // attn, mlp, moe, moe_router, moe_preprocess
 
-// FP8 settings the reference accepts but does not emulate ("feature.not_implemented"
-// issues for check_supported): tensorwise scaling, TP > 1 (no amax reduction over the
-// group), MoE layers, f64 gradcheck mode.
-std::vector<ConfigIssue> fp8_support_gaps(const Config& c);
-
 }  // namespace rcts

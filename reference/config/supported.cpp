@@ -2,7 +2,7 @@
 // says whether a config is meaningful; this says whether it is implemented yet.
 #include <algorithm>
 
-#include "reference/config/rules_fp8_graphs.hpp"
+#include "reference/config/refusals.hpp"
 #include "reference/config/validate.hpp"
 
 namespace rcts {
@@ -22,7 +22,7 @@ bool contains(const std::vector<std::string>& v, const std::string& x) {
 
 Supported Supported::everything() {
   Supported s;
-  s.swiglu = s.moe = s.mla = s.mla_combinations = s.gdn = s.tensor_parallel = s.pipeline_parallel = true;
+  s.swiglu = s.moe = s.mla = s.gdn = s.tensor_parallel = s.pipeline_parallel = true;
   s.fine_grained_offload = s.cpu_offloading = s.flash_attention = s.expert_offload = true;
   return s;
 }
@@ -40,58 +40,15 @@ std::vector<ConfigIssue> check_supported(const Config& c, const Supported& s) {
   gap(m.num_moe_experts > 0, s.moe, "model.num_moe_experts = " + std::to_string(m.num_moe_experts) + " (MoE)",
       {"model.num_moe_experts"});
   gap(m.multi_latent_attention, s.mla, "model.multi_latent_attention = true (MLA)", {"model.multi_latent_attention"});
-  if (m.multi_latent_attention) {
-    gap(p.sequence_parallel, s.mla_combinations, "MLA with parallel.sequence_parallel = true",
-        {"parallel.sequence_parallel"});
-    gap(m.fp8.has_value(), s.mla_combinations, "MLA with model.fp8", {"model.fp8"});
-    gap(c.offload.fine_grained_activation_offloading || c.offload.cpu_offloading, s.mla_combinations,
-        "MLA with activation offloading", {"offload.fine_grained_activation_offloading"});
-    // Hybrid MLA + GDN models: the memory model and the oracle cover each alone.
-    gap(m.gated_delta_net, s.mla_combinations, "MLA with model.gated_delta_net = true",
-        {"model.multi_latent_attention", "model.gated_delta_net"});
-  }
   gap(m.gated_delta_net, s.gdn, "model.gated_delta_net = true (GDN)", {"model.gated_delta_net"});
-  // GDN layers have no fine-grained offload groups and no FP8 sites yet.
-  gap(m.gated_delta_net && c.offload.fine_grained_activation_offloading, false,
-      "offload.fine_grained_activation_offloading with model.gated_delta_net = true",
-      {"offload.fine_grained_activation_offloading", "model.gated_delta_net"});
-  gap(m.gated_delta_net && m.fp8.has_value(), false, "model.fp8 with model.gated_delta_net = true",
-      {"model.fp8", "model.gated_delta_net"});
   gap(m.flash_attention, s.flash_attention,
       "model.flash_attention = true (a fused attention: the cuda-cudnn backend has one)", {"model.flash_attention"});
-  // The fused attention takes dense heads (one head dim); GDN layers are not wired to it.
-  gap(m.flash_attention && m.multi_latent_attention, false, "model.flash_attention with MLA",
-      {"model.flash_attention", "model.multi_latent_attention"});
-  // The fused attention's saved output is the projection's input, which the layer reads
-  // after the core_attn group is committed (and released).
-  gap(m.flash_attention && c.offload.fine_grained_activation_offloading &&
-          std::find(c.offload.offload_modules.begin(), c.offload.offload_modules.end(), "core_attn") !=
-              c.offload.offload_modules.end(),
-      false, "offload_modules core_attn with model.flash_attention = true",
-      {"model.flash_attention", "offload.offload_modules"});
-  gap(m.flash_attention && m.gated_delta_net, false, "model.flash_attention with model.gated_delta_net = true",
-      {"model.flash_attention", "model.gated_delta_net"});
   gap(p.tensor_model_parallel_size > 1, s.tensor_parallel,
       "parallel.tensor_model_parallel_size = " + std::to_string(p.tensor_model_parallel_size),
       {"parallel.tensor_model_parallel_size"});
   gap(p.pipeline_model_parallel_size > 1, s.pipeline_parallel,
       "parallel.pipeline_model_parallel_size = " + std::to_string(p.pipeline_model_parallel_size),
       {"parallel.pipeline_model_parallel_size"});
-  if (p.pipeline_model_parallel_size > 1) {
-    // What the 1F1B schedule does not cover yet (design §16).
-    const std::string pp = "with parallel.pipeline_model_parallel_size = " + std::to_string(p.pipeline_model_parallel_size);
-    gap(m.fp8.has_value(), false,
-        "model.fp8 " + pp + " (delayed scaling replays the latest forward's scale; under 1F1B a stage holds "
-        "several micro-batches, so a recompute would need its own forward's)",
-        {"model.fp8", "parallel.pipeline_model_parallel_size"});
-    gap(c.offload.fine_grained_activation_offloading, false,
-        "offload.fine_grained_activation_offloading " + pp +
-            " (Megatron-LM keeps a chunk per micro-batch in flight with a per-chunk margin)",
-        {"offload.fine_grained_activation_offloading", "parallel.pipeline_model_parallel_size"});
-    gap(p.sequence_parallel, false, "parallel.sequence_parallel " + pp,
-        {"parallel.sequence_parallel", "parallel.pipeline_model_parallel_size"});
-    gap(m.num_moe_experts > 0, false, "MoE layers " + pp, {"model.num_moe_experts", "parallel.pipeline_model_parallel_size"});
-  }
   gap(c.offload.fine_grained_activation_offloading, s.fine_grained_offload,
       "offload.fine_grained_activation_offloading = true", {"offload.fine_grained_activation_offloading"});
   gap(c.offload.cpu_offloading, s.cpu_offloading, "offload.cpu_offloading = true", {"offload.cpu_offloading"});
@@ -107,7 +64,11 @@ std::vector<ConfigIssue> check_supported(const Config& c, const Supported& s) {
   const auto sel = r.recompute_granularity == "selective" ? r.recompute_modules : std::vector<std::string>{};
   for (const auto& [name, have] : module_feature)
     gap(contains(sel, name), have, "recompute module '" + name + "'", {"recompute.recompute_modules"});
-  for (auto& i : fp8_support_gaps(c)) out.push_back(std::move(i));
+  // The combinations the reference does not model, each with its reason (refusals.hpp).
+  for (const Refusal& x : refusals())
+    if (x.uses(c))
+      out.push_back({kFeatureNotImplemented,
+                     x.what(c) + ": the reference model does not implement this yet (" + x.why + ")", x.fields});
   return out;
 }
 

@@ -41,7 +41,6 @@ struct Supported {
   bool swiglu = true;
   bool moe = true;   // MoE layers, EP/ETP, grouped GEMM, shared experts
   bool mla = true;                 // multi-latent attention (design §14)
-  bool mla_combinations = false;   // MLA with SP, FP8, offload or GDN layers (not implemented)
   bool gdn = true;   // gated delta net layers, hybrid patterns, gdn_norm_out (design §15)
   bool tensor_parallel = true;     // TP > 1 (and so SP, distribute_saved_activations)
   bool pipeline_parallel = true;   // PP > 1 (1F1B, design §16; the combinations it lacks are gaps)
@@ -54,7 +53,8 @@ struct Supported {
 
 inline constexpr const char* kFeatureNotImplemented = "feature.not_implemented";
 
-// Issues with code "feature.not_implemented", one per unsupported feature in use.
+// Issues with code "feature.not_implemented", one per feature switched off in `s` and
+// one per combination of refusals() the config uses.
 std::vector<ConfigIssue> check_supported(const Config& cfg, const Supported& s = {});
 void check_supported_or_throw(const Config& cfg, const Supported& s = {},
                               const std::string& where = "config");

@@ -57,6 +57,16 @@ const std::vector<FaultInfo>& all_faults() {
       {Fault::fp8_amax_advanced_in_recompute, "fp8_amax_advanced_in_recompute",
        "FP8 delayed scaling: a recompute quantises with the scale its forward advanced and records its amax again "
        "(no stash of the FP8 meta tensors)"},
+      {Fault::pp_neighbour_tp_mirrored, "pp_neighbour_tp_mirrored",
+       "a pipeline stage exchanges with the neighbouring stage's mirrored TP rank: invisible while a stage's TP "
+       "ranks hold replicas, wrong under sequence parallelism, where each sends its own shard (design §16)", 4},
+      {Fault::expert_rng_state_on_layer, "expert_rng_state_on_layer",
+       "a recompute restores the expert-parallel-rng state its checkpoint site stashed last (kept on the layer, not "
+       "per micro-batch): under 1F1B, where a stage holds several micro-batches, it replays a later micro-batch's "
+       "expert dropout (design §16)", 2},
+      {Fault::fp8_replays_latest_forward, "fp8_replays_latest_forward",
+       "FP8 delayed scaling: a recompute quantises with the scale of the site's latest forward, not its own "
+       "micro-batch's: the same at pp = 1, a later micro-batch's under 1F1B (design §16)", 2},
       {Fault::sgd_lr_doubled, "sgd_lr_doubled",
        "SGD between steps uses twice the learning rate: every run of a case agrees with the others, so only the golden "
        "files and the f64 oracle see it (regen-golden must refuse to bless it)"},

@@ -34,6 +34,9 @@ enum class Fault {
   rng_replayed_per_micro_batch,  // all RNG states restored after every micro-batch (fork_rng around the step)
   sp_grad_not_reduced,       // under SP a replicated parameter (the layernorm biases) is not all-reduced over TP
   fp8_amax_advanced_in_recompute,  // FP8 delayed scaling: a recompute records its amax and uses the advanced scale
+  pp_neighbour_tp_mirrored,  // a pipeline neighbour is the next stage's mirrored TP rank (tp' = tp_size - 1 - tp)
+  expert_rng_state_on_layer, // a recompute takes the expert stream's state its checkpoint site last stashed, not its micro-batch's
+  fp8_replays_latest_forward, // FP8: a recompute replays the latest forward's scale, not its own micro-batch's
   sgd_lr_doubled,            // SGD steps with twice the learning rate: math only goldens and the f64 oracle see
 };
 

@@ -56,7 +56,9 @@ MicroBatch GptModel::start(int step, int mb) {
 
 void GptModel::forward(MicroBatch& m) {
   const bool sp = rt_.config.parallel.sequence_parallel;
-  const Tensor x = sp ? sp_shard(rt_, m.input, m.input.name() + ".shard") : m.input;
+  // Megatron-LM's embedding scatters the sequence on the first stage only; a later stage
+  // receives the shard (its p2p tensor_shape is seq / tp, design §16).
+  const Tensor x = sp && m.first_stage ? sp_shard(rt_, m.input, m.input.name() + ".shard") : m.input;
   if (sp && !fault_on(Fault::sp_dropout_outside_fork)) {
     // Under sequence parallelism ranks hold different sequence shards, so the whole
     // block forward runs inside a model-parallel-rng fork (design §5).
@@ -90,10 +92,11 @@ void GptModel::loss(MicroBatch& m) {
 
 void GptModel::backward(MicroBatch& m) {
   // The loss's scratch is back in the pool before the backward starts.
-  const bool sp = rt_.config.parallel.sequence_parallel;
+  // The loss gradient is the full sequence; a stage before the last receives its shard's.
+  const bool shard = rt_.config.parallel.sequence_parallel && m.last_stage;
   if (rt_.training())
     m.result.input_grad =
-        block_.backward(m.root, sp ? sp_shard(rt_, m.loss_grad, "loss.output.grad.shard") : m.loss_grad);
+        block_.backward(m.root, shard ? sp_shard(rt_, m.loss_grad, "loss.output.grad.shard") : m.loss_grad);
   m.root.clear();
   if (rt_.offload) rt_.offload->end_iteration();
   m.result.peak_saved_bytes = rt_.memory.categories(Domain::device, kHeldForBackward).peak - m.peak_base;

@@ -36,10 +36,15 @@ struct MicroBatchResult {
 struct MicroBatch {
   MicroBatch(int step, int micro_batch, SaveLog* log, bool training);
   SaveContext root;      // everything the block's forward saved for this micro-batch
-  Tensor input;          // (tokens, h) full sequence
+  Tensor input;          // (tokens, h) full sequence; a later pipeline stage: what it received
   Tensor target;         // (tokens, h)
   Tensor block_output;   // this rank's shard under sequence parallelism
-  Tensor loss_grad;      // d loss / d output (full sequence)
+  Tensor loss_grad;      // d loss / d output (full sequence); a pipeline stage before the last: of its output
+  // Under pp > 1 (design §16): whether this stage makes the data (the first) or computes
+  // the loss (the last). Under sequence parallelism only those scatter and gather the
+  // sequence; the stages between receive and send the shard.
+  bool first_stage = true;
+  bool last_stage = true;
   int64_t peak_base = 0; // saved bytes held when the micro-batch started
   MicroBatchResult result;
   // Mutant rng_replayed_per_micro_batch: all RNG states restored when the micro-batch ends.

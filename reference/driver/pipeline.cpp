@@ -5,6 +5,7 @@
 #include <memory>
 
 #include "reference/core/error.hpp"
+#include "reference/core/faults.hpp"
 
 namespace rcts {
 
@@ -12,22 +13,33 @@ int pipeline_warmup(int pp, int stage, int micro_batches) { return std::min(pp -
 
 namespace {
 
+// Mutant pp_neighbour_tp_mirrored: the neighbour's TP coordinate mirrored (the pairing
+// stays symmetric, so nothing hangs). TP is the fastest rank axis (design §8).
+int neighbour(const ProcessGroups& g, int rank) {
+  if (rank < 0 || !fault_on(Fault::pp_neighbour_tp_mirrored)) return rank;
+  const int tp = g.layout().tp, t = g.coords().tp;
+  return rank - t + (tp - 1 - t);
+}
+
 // This rank's place in the pipeline and the point-to-point traffic with its neighbours.
 class Stage {
  public:
   Stage(Runtime& rt, const ProcessGroups& g, int step)
       : rt_(rt),
         world_(g.world()),
-        prev_(pipeline_prev(g.layout(), g.world_rank())),
-        next_(pipeline_next(g.layout(), g.world_rank())),
+        prev_(neighbour(g, pipeline_prev(g.layout(), g.world_rank()))),
+        next_(neighbour(g, pipeline_next(g.layout(), g.world_rank()))),
         step_(step) {}
   bool first() const { return prev_ < 0; }
   bool last() const { return next_ < 0; }
 
-  // A block input or output of micro-batch mb: the full sequence, (tokens, h).
+  // A block input or output of micro-batch mb, (tokens, h): the full sequence, or under
+  // sequence parallelism this rank's shard of it, as Megatron-LM's p2p tensor_shape.
   Tensor buffer(const char* what, int mb) const {
     const auto& m = rt_.config.model;
-    return rt_.activation({static_cast<int64_t>(m.seq_length) * m.micro_batch_size, m.hidden_size},
+    int64_t tokens = static_cast<int64_t>(m.seq_length) * m.micro_batch_size;
+    if (rt_.config.parallel.sequence_parallel) tokens /= rt_.tp_group->size();
+    return rt_.activation({tokens, m.hidden_size},
                           std::string("pipeline.") + what + ".step" + std::to_string(step_) + ".mb" +
                               std::to_string(mb));
   }
@@ -96,6 +108,8 @@ void pipeline_step(GptModel& model, Runtime& rt, const ProcessGroups& groups, in
     const int mb = forwarded++;
     InFlight f{std::make_unique<MicroBatch>(model.start(step, mb)), {}};
     MicroBatch& m = *f.m;
+    m.first_stage = stage.first();
+    m.last_stage = stage.last();
     if (!stage.first()) m.input = x;
     timeline.mark(label(mb) + " forward");
     const size_t before = log_size();

@@ -1,6 +1,7 @@
 #include "reference/recompute/checkpoint_function.hpp"
 
 #include <functional>
+#include <map>
 #include <optional>
 
 #include "reference/core/faults.hpp"
@@ -43,11 +44,21 @@ Tensor gather_shards(const Tensor& shard, const Shape& shape, Communicator& tp) 
   return full;
 }
 
+// Mutant expert_rng_state_on_layer: the expert stream's forward state per checkpointed
+// region (as a module attribute would hold it), overwritten by every micro-batch's forward.
+std::map<const Region*, GeneratorState>& expert_state_by_site() {
+  static std::map<const Region*, GeneratorState> by_site;
+  return by_site;
+}
+
 }  // namespace
 
 std::vector<Tensor> forward(Rng& rng, Region& region, SaveContext& ctx, const std::vector<Tensor>& in,
                             const CheckpointOptions& options) {
   ctx.stash(kSnapshot, rng.all_states());
+  if (fault_on(Fault::expert_rng_state_on_layer))
+    if (auto it = ctx.stashed(kSnapshot).tracker.find(kExpertParallelRng); it != ctx.stashed(kSnapshot).tracker.end())
+      expert_state_by_site()[&region] = it->second;
   std::vector<Tensor> out;
   {
     CheckpointingScope scope;
@@ -115,7 +126,11 @@ std::vector<Tensor> backward(Rng& rng, Region& region, SaveContext& ctx, const s
     in.push_back(std::move(t));
   }
   SaveContext& rc = ctx.child_for_recompute("#recompute");
-  recompute_forward(rng, region, rc, ctx.stashed(kSnapshot), in);
+  RngStates snap = ctx.stashed(kSnapshot);
+  if (fault_on(Fault::expert_rng_state_on_layer))
+    if (auto it = expert_state_by_site().find(&region); it != expert_state_by_site().end())
+      snap.tracker[kExpertParallelRng] = it->second;
+  recompute_forward(rng, region, rc, snap, in);
   auto grads = region.backward(rc, dout);
   ctx.clear();
   return grads;

@@ -57,8 +57,19 @@ Tensor Fp8DelayedScaling::forward_input(Runtime& rt, const std::string& site, co
   // A recompute replays the original forward's scale and records nothing; the mutant
   // treats it as one more forward (TransformerEngine without its recompute stash).
   const bool replay = is_recomputing() && !fault_on(Fault::fp8_amax_advanced_in_recompute);
-  const float scale = replay ? s.forward_scale : s.scale;
-  if (!replay) s.forward_scale = s.scale;
+  const std::pair<int, int> mb{rt.step, rt.micro_batch};
+  if (!replay) {
+    s.forward_scale = s.scale;
+    s.forward_scales[mb] = s.scale;
+  }
+  // Mutant fp8_replays_latest_forward: the latest original forward's scale, which under
+  // 1F1B may be a later micro-batch's.
+  const auto own = s.forward_scales.find(mb);
+  RCTS_CHECK(!replay || own != s.forward_scales.end(),
+             "fp8: recompute of '" + site + "' in step " + std::to_string(mb.first) + " micro-batch " +
+                 std::to_string(mb.second) + " without its forward");
+  const float scale =
+      !replay ? s.scale : fault_on(Fault::fp8_replays_latest_forward) ? s.forward_scale : own->second;
   const float scale_inv = 1.0f / scale;
 
   const Tensor hx = rt.host_readable(x);

@@ -8,15 +8,16 @@
 //              history: scale = (fp8_max / amax_ref) / 2^margin, amax_ref = history[0]
 //              (most_recent) or max(history) (max); a zero or non-finite amax_ref, or
 //              a scale that would overflow, keeps the old scale.
-//   recompute  replays: uses the scale of the site's latest original forward and leaves
-//              history and scale untouched (TransformerEngine stashes and restores its
-//              FP8 meta tensors around a recompute), so recompute and its forward quantise
-//              identically and the history equals the no-recompute run's.
+//   recompute  replays: uses the scale its own micro-batch's original forward used and
+//              leaves history and scale untouched (TransformerEngine stashes the FP8 meta
+//              tensors per forward for the recompute and restores them around it), so
+//              recompute and its forward quantise identically and the history equals the
+//              no-recompute run's. Under 1F1B a stage holds several micro-batches, so the
+//              scale is remembered per (step, micro-batch), not once (design §16).
 // The history and scale are published as run side effects
 // ("<site>.fp8.amax_history.<i>", "<site>.fp8.scale"), so the bitwise and golden checks
 // compare them. Backward stays in the activation dtype; the arithmetic runs on the host
-// (kernels/exact/fp8.hpp) on every backend. One micro-batch is in flight at a time
-// (no pipeline schedule), so "the latest original forward" is the one being recomputed.
+// (kernels/exact/fp8.hpp) on every backend.
 #pragma once
 #include <map>
 #include <string>
@@ -39,6 +40,7 @@ class Fp8DelayedScaling {
     std::vector<float> amax_history;  // [0] newest
     float scale = 1.0f;               // for the next original forward
     float forward_scale = 1.0f;       // what the latest original forward used
+    std::map<std::pair<int, int>, float> forward_scales;  // (step, micro-batch) -> what its forward used
   };
   const std::map<std::string, Site>& sites() const { return sites_; }
 

@@ -445,8 +445,6 @@ TEST(CheckSupported, EachFeatureIsGatedAndCanBeSwitchedOn) {
   const std::vector<Case> cases = {
       {"moe", [](Config& c) { moe(c); }, &Supported::moe},
       {"mla", [](Config& c) { c.model.multi_latent_attention = true; }, &Supported::mla},
-      {"mla+sp", [](Config& c) { c.model.multi_latent_attention = true; c.parallel.tensor_model_parallel_size = 2;
-                                c.parallel.sequence_parallel = true; }, &Supported::mla_combinations},
       {"gdn", [](Config& c) { c.model.gated_delta_net = true; }, &Supported::gdn},
       {"tp", [](Config& c) { c.parallel.tensor_model_parallel_size = 2; }, &Supported::tensor_parallel},
       {"pp", [](Config& c) { c.parallel.pipeline_model_parallel_size = 2; }, &Supported::pipeline_parallel},
@@ -466,28 +464,6 @@ TEST(CheckSupported, EachFeatureIsGatedAndCanBeSwitchedOn) {
     EXPECT_EQ(issues[0].code, kFeatureNotImplemented);
     EXPECT_NE(issues[0].message.find("does not implement"), std::string::npos);
     EXPECT_TRUE(check_supported(c, Supported::everything()).empty());
-  }
-}
-
-TEST(CheckSupported, PipelineCombinationsTheScheduleLacksAreGaps) {
-  // design §16: what 1F1B does not cover is skipped, not run.
-  const std::vector<std::pair<const char*, Mutate>> gaps = {
-      {"fp8", [](Config& c) { c.model.fp8 = "e4m3"; }},
-      {"fine-grained", [](Config& c) { fine_grained(c, {"attn_norm"}); }},
-      {"sp", [](Config& c) { c.parallel.tensor_model_parallel_size = 2; c.parallel.sequence_parallel = true; }},
-      {"moe", [](Config& c) { moe(c); }},
-  };
-  for (const auto& [what, use] : gaps) {
-    SCOPED_TRACE(what);
-    Config c;
-    c.model.num_layers = 4;
-    use(c);
-    EXPECT_TRUE(check_supported(c, Supported::everything()).empty());
-    c.parallel.pipeline_model_parallel_size = 2;
-    const auto issues = check_supported(c, Supported::everything());
-    ASSERT_EQ(issues.size(), 1u);
-    EXPECT_EQ(issues[0].code, kFeatureNotImplemented);
-    EXPECT_NE(issues[0].message.find("pipeline_model_parallel_size = 2"), std::string::npos) << issues[0].message;
   }
 }
 

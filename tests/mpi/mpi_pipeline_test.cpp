@@ -1,11 +1,12 @@
 // Pipeline parallelism over MPI (design §16): point-to-point exchange between ranks,
 // and an oracle independent of the 1F1B schedule: with dropout off, a pp = 2 (and, at
-// 4 ranks, pp = 4) run of a
+// 4 ranks, pp = 4, and tp = 2 with sequence parallelism x pp = 2) run of a
 // model gives the pp = 1 run's losses (last stage), input gradients (stage 0),
 // outputs (last stage) and, by parameter name, every stage's parameters and gradients,
-// bit for bit.
+// bit for bit (under TP against the pp = 1 run of the same TP rank).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <map>
 #include <vector>
@@ -51,8 +52,18 @@ bool same_bits(const Tensor& a, const Tensor& b) {
          std::memcmp(a.bytes(), b.bytes(), static_cast<size_t>(a.nbytes())) == 0;
 }
 
-Config model(int pp) {
+// ep > 0: MoE layers (4 experts, top 2) over ep expert-parallel ranks.
+Config model(int pp, int tp = 1, int ep = 0) {
   Config c = test_support::tiny_dense(4, 3);
+  c.parallel.tensor_model_parallel_size = tp;
+  c.parallel.sequence_parallel = tp > 1;
+  if (ep > 0) {
+    c.model.num_moe_experts = 4;
+    c.model.moe_router_topk = 2;
+    c.model.moe_ffn_hidden_size = 8;
+    c.model.moe_expert_dropout = 0;
+    c.parallel.expert_model_parallel_size = ep;
+  }
   c.model.attention_dropout = 0;
   c.model.hidden_dropout = 0;  // the stages' masks differ from pp = 1's (seed + 100 * pp_rank)
   c.model.activation_dtype = DType::f32;
@@ -61,15 +72,24 @@ Config model(int pp) {
   return c;
 }
 
-// pp stages (every stage holds 4 / pp layers) against the pp = 1 run on this rank.
-void expect_stages_equal_one_pass(int pp) {
+// pp stages (every stage holds 4 / pp layers) against the pp = 1 run on this rank (of
+// its TP group under tp > 1: the same TP rank holds the same shards).
+void expect_stages_equal_one_pass(int pp, int tp = 1, int ep = 0) {
   Communicator& w = world();
-  const GroupLayout layout = make_layout(w.size(), 1, 1, 1, pp);
+  const int e = std::max(ep, 1);
+  const GroupLayout layout = make_layout(w.size(), tp, e, 1, pp);
   const ProcessGroups groups = make_groups(w, layout);
   const RankCoords coords = coords_of(layout, w.rank());
   Backend& cpu = cpu::default_backend();
-  const RunRecord one = execute(model(1), cpu);  // this rank alone, all four layers
-  const RunRecord staged = execute(model(pp), cpu, coords, &groups);
+  const GroupLayout one_layout = make_layout(w.size(), tp, e, 1, 1);
+  const ProcessGroups one_groups = make_groups(w, one_layout);
+  const RankCoords one_coords = coords_of(one_layout, w.rank());
+  ASSERT_EQ(one_coords.tp, coords.tp);
+  ASSERT_EQ(one_coords.ep, coords.ep);
+  // Under tp = ep = 1 this rank alone, all four layers.
+  const RunRecord one = tp == 1 && e == 1 ? execute(model(1, 1, ep), cpu)
+                                          : execute(model(1, tp, ep), cpu, one_coords, &one_groups);
+  const RunRecord staged = execute(model(pp, tp, ep), cpu, coords, &groups);
   const bool first = coords.pp == 0, last = coords.pp == pp - 1;
 
   ASSERT_EQ(staged.inputs.size(), one.inputs.size());
@@ -108,6 +128,21 @@ TEST(MpiPipeline, TwoStagesEqualTheOneStageRunBitwise) {
 TEST(MpiPipeline, FourStagesEqualTheOneStageRunBitwise) {
   if (world().size() % 4 != 0) GTEST_SKIP() << "needs a multiple of 4 ranks";
   expect_stages_equal_one_pass(4);
+}
+
+// Sequence parallelism across stages: the boundary carries each TP rank's shard, the
+// first stage scatters the data and the last gathers for the loss (design §16).
+TEST(MpiPipeline, SequenceParallelStagesEqualTheOneStageRunBitwise) {
+  if (world().size() % 4 != 0) GTEST_SKIP() << "needs a multiple of 4 ranks";
+  expect_stages_equal_one_pass(2, 2);
+}
+
+// MoE layers across stages: each stage routes and dispatches its own layers' tokens
+// among its EP ranks (design §16).
+TEST(MpiPipeline, MoeStagesEqualTheOneStageRunBitwise) {
+  if (world().size() % 2 != 0) GTEST_SKIP() << "needs an even world";
+  expect_stages_equal_one_pass(2, 1, 1);
+  if (world().size() % 4 == 0) expect_stages_equal_one_pass(2, 1, 2);
 }
 
 }  // namespace
