@@ -104,10 +104,14 @@ def worker(a, case_id):
                              generators=mechanisms.DeepSpeedGenerators(), seed=mechanisms.seed(mpu),
                              recorder=mechanisms.DeepSpeedRecorder)
         except Exception as e:  # DeepSpeed's own code raised: a finding, not a skip; say where, in DeepSpeed
-            at = raised_in(e, "deepspeed")
+            import deepspeed
+            at = raised_in(e, os.path.dirname(os.path.abspath(deepspeed.__file__)))
             where = f" at deepspeed/{at[0]}:{at[1]}" if at else ""
             msg = f"run '{name}': {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}{where}"
             print(f"raised: {msg}", file=sys.stderr, flush=True)
+            if os.environ.get("RCTS_DEEPSPEED_TRACEBACK"):
+                import traceback
+                traceback.print_exc()
             return 1, msg
         finally:
             for u in reversed(undo):

@@ -78,7 +78,7 @@ def unsupported(cfg, world_size, mode):
     if partitioned(cfg, mode) and r.get("recompute_granularity") == "selective" \
             and "layernorm" in r.get("recompute_modules", []):
         return ("selective layernorm recompute with partitioned checkpoint inputs: DeepSpeed empties the input "
-                "tensor itself (checkpointing.py:459, arg.data = torch.empty([])) and the layernorm's input is also "
+                "tensor itself (checkpointing.py:456 and :491, arg.data = torch.empty([])) and the layernorm's input is also "
                 "the residual's, which then reads an empty tensor")
     return None
 
