@@ -30,7 +30,8 @@ sys.path.insert(0, os.path.join(ROOT, "adapters", "kit"))
 
 from rcts_adapter_kit.case import Case, case_files  # noqa: E402
 from rcts_adapter_kit.errors import AdapterError  # noqa: E402
-from rcts_adapter_kit.layout import SKIPPED, mark_case  # noqa: E402
+from rcts_adapter_kit.layout import ERRORED, SKIPPED, mark_case  # noqa: E402
+from rcts_adapter_kit.worker import Worker  # noqa: E402
 from rcts_adapter_kit.judge import (check_json_output, dump_name, prepare_out, rcts_check,  # noqa: E402
                                     validate_expectations, write_json_output)
 MODES = ("plain", "partition", "cpu", "contiguous")  # rcts_deepspeed.mechanisms.MODES (no torch imported here)
@@ -76,16 +77,26 @@ def one(a, cid, f, world, case):
             mark_case(out_root, cid, SKIPPED, why)
             return "skip", [], [why]
         return "error", [], [f"rcts run --dump: {(r.stdout + r.stderr).strip()[-300:]}"]
-    env = dict(os.environ, DS_ACCELERATOR="cpu", PYTHONPATH=os.pathsep.join(
-        [HERE, os.path.join(ROOT, "adapters", "pytorch"), os.path.join(ROOT, "adapters", "kit")]))
-    ad = run([a.python, "-m", "rcts_deepspeed", f, "--rcts-dump", rcts_root, "--out", out_root,
-              "--world-size", str(world), "--mode", a.mode], env=env)
+    env = adapter_env()
+    argv = [f, "--rcts-dump", rcts_root, "--out", out_root, "--world-size", str(world), "--mode", a.mode]
+    if world == 1 and a.worker is not None:  # one process serves every one-rank case (imports once)
+        ad, failure = a.worker.run(argv)
+        if failure:  # what it dumped is no result: rcts check (and --expect) must see the error too
+            mark_case(out_root, cid, ERRORED, failure)
+            return "error", [], [failure[:400]]
+    else:
+        ad = run([a.python, "-m", "rcts_deepspeed"] + argv, env=env)
     if ad.returncode != 0:  # DeepSpeed raised (its ERRORED marker says so to rcts check), or bad input
         said = [l for l in (ad.stdout + ad.stderr).splitlines() if l.startswith(f"raised: {cid}: ")]
         return "error", [], [said[-1].split(": ", 2)[2] if said else (ad.stdout + ad.stderr).strip()[-400:]]
     if ad.stdout.startswith("skip:"):
         return "skip", [], [ad.stdout.strip().split(": ", 2)[-1]]
     return None
+
+
+def adapter_env():
+    return dict(os.environ, DS_ACCELERATOR="cpu", PYTHONPATH=os.pathsep.join(
+        [HERE, os.path.join(ROOT, "adapters", "pytorch"), os.path.join(ROOT, "adapters", "kit")]))
 
 
 def main(argv=None):
@@ -103,6 +114,8 @@ def main(argv=None):
     ap.add_argument("--update-expectations", action="store_true", help="rcts writes the proposal to EXPECT.new")
     ap.add_argument("--json", help="write the outcomes here")
     ap.add_argument("--details", action="store_true", help="print each failing check's detail")
+    ap.add_argument("--no-worker", action="store_true", help="one adapter process per one-rank case")
+    ap.add_argument("--case-timeout", type=float, default=1800, help="seconds the worker may take over one case")
     a = ap.parse_args(argv)
     if not os.access(a.rcts, os.X_OK):
         print(f"error: no rcts binary at {a.rcts} (build it, or pass --rcts / set RCTS_BUILD_DIR)", file=sys.stderr)
@@ -130,7 +143,13 @@ def main(argv=None):
             validate_expectations(a.rcts, a.expect, todo[0][1])
         check_json_output(a.json)
         prepare_out(a.out, ["rcts"] + [f"deepspeed-{m}" for m in MODES], MARK, "scripts/check-deepspeed")
-        return judge_all(a, todo, worlds)
+        a.worker = None if a.no_worker else Worker([a.python, "-m", "rcts_deepspeed"], env=adapter_env(),
+                                                   timeout=a.case_timeout)
+        try:
+            return judge_all(a, todo, worlds)
+        finally:
+            if a.worker:
+                a.worker.close()
     except AdapterError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2

@@ -3,6 +3,7 @@ activation checkpointing on the shared block, and write format-1 dumps that `rct
 judges.
 
   python -m rcts_deepspeed CASE.json --rcts-dump ROOT --out OUT [--mode M] [--world-size W]
+  python -m rcts_deepspeed --serve    (one rank: many cases in one process, the kit's worker)
 
 ROOT is what `rcts run CASE.json --dump ROOT` (under `mpirun -n W` for W ranks) wrote;
 rank r reads ROOT/<case>/cpu/rank<r>/<run>/ (this rank's parameters before step 0,
@@ -28,6 +29,7 @@ import torch  # noqa: E402
 from rcts_adapter_kit import dump as kit  # noqa: E402
 from rcts_adapter_kit.case import Case, rcts_runs  # noqa: E402
 from rcts_adapter_kit.errors import AdapterError, raised_in  # noqa: E402
+from rcts_adapter_kit.worker import SERVE_FLAG, serve  # noqa: E402
 
 from . import faults  # noqa: E402
 from .mechanisms import CASE_KEYS, MODES, unsupported  # noqa: E402
@@ -197,6 +199,19 @@ def launch(a, parsed):
     return 0
 
 
+def resets():
+    """DeepSpeed's checkpointing state a case leaves (a fresh process has none of it):
+    contiguous buffers, the tracker's streams, the configured mpu and knobs."""
+    from deepspeed.runtime.activation_checkpointing import checkpointing
+    checkpointing.reset()
+    checkpointing.get_cuda_rng_tracker().reset()
+    checkpointing._configure_defaults()
+    checkpointing.mpu = None
+
+
 if __name__ == "__main__":
     torch.set_num_threads(1)  # one fixed thread count: the same kernels for every run
+    if sys.argv[1:] == [SERVE_FLAG]:  # one rank, many cases (the kit's worker); the process group stays up
+        from rcts_adapter_kit.isolation import TorchState
+        sys.exit(serve(main, TorchState(also=(resets,)).between))
     sys.exit(main())
