@@ -19,8 +19,8 @@ the block computes (each mode has its own expectation file):
 
   plain       partition_activations as the config's distribute_saved_activations
   partition   partition_activations on every checkpoint, at any TP size
-  cpu         partition_activations + checkpoint_in_cpu (DeepSpeed's docstring of
-              configure: "Only works with partition_activation")
+  cpu         partition_activations + checkpoint_in_cpu (configure's docstring at
+              checkpointing.py:1183 says CPU checkpointing needs partitioned activations)
   contiguous  partition_activations + contiguous_checkpointing with num_checkpoints =
               the checkpoints one forward makes, + synchronize (a no-op on the CPU
               accelerator: cpu_accelerator.py synchronize returns)
@@ -77,9 +77,9 @@ def unsupported(cfg, world_size, mode):
         return why
     if partitioned(cfg, mode) and r.get("recompute_granularity") == "selective" \
             and "layernorm" in r.get("recompute_modules", []):
-        return ("selective layernorm recompute with partitioned checkpoint inputs: DeepSpeed empties the input "
-                "tensor itself (checkpointing.py:456 and :491, arg.data = torch.empty([])) and the layernorm's input is also "
-                "the residual's, which then reads an empty tensor")
+        return ("selective layernorm recompute with partitioned checkpoint inputs: DeepSpeed replaces the input "
+                "tensor's data by an empty tensor (checkpointing.py:456) and the layernorm's input is also the "
+                "residual's, which would then read an empty tensor")
     return None
 
 
