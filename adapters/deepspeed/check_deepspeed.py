@@ -126,6 +126,9 @@ def main(argv=None):
         return 2
     try:
         worlds = world_sizes(a.ranks)
+        if a.update_expectations and (len(worlds) > 1 or not a.expect):
+            raise AdapterError(f"--update-expectations needs --expect and one world size (each rcts check writes "
+                               f"EXPECT.new), not --ranks {a.ranks}")
         todo = []
         for f in case_files(a.paths):
             case = Case(f)
