@@ -10,6 +10,10 @@ from the design, not read from DeepSpeed). The dumps' opaque RNG states cannot s
 seeds (`rcts check` compares them with the baseline's only), hence this test.
 
   python seeds.py W SEED     exit 0: every rank as §5 says; 1: a rank differs (named)
+
+Then, in the same processes, the adapter's fault tp_seed_without_rank (the mpu tells the
+seeding TP rank 0) must be caught: exit 1 also when it is not (one test, one start of
+the W processes, for both).
 """
 import os
 import socket
@@ -32,13 +36,29 @@ def rank_main(rank, world, port, seed, results):
                       MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port))
     import rcts_deepspeed  # noqa: F401  (the kit and rcts_pytorch on sys.path)
     from rcts_deepspeed.__main__ import init_distributed
-    from rcts_deepspeed.mechanisms import seed as ds_seed
     from rcts_deepspeed.tp import Mpu
     from deepspeed.runtime.activation_checkpointing import checkpointing
 
     init_distributed()
     mpu = Mpu(torch.distributed.group.WORLD)
     checkpointing.configure(mpu)
+    results[rank] = (judge(rank, world, seed, mpu), with_fault(lambda: judge(rank, world, seed, mpu)))
+    torch.distributed.destroy_process_group()
+
+
+def with_fault(fn):
+    os.environ["RCTS_DEEPSPEED_FAULT"] = "tp_seed_without_rank"
+    try:
+        return fn()
+    finally:
+        del os.environ["RCTS_DEEPSPEED_FAULT"]
+
+
+def judge(rank, world, seed, mpu):
+    """What differs from design §5 on this rank after the adapter's seeding."""
+    from deepspeed.runtime.activation_checkpointing import checkpointing
+    from rcts_deepspeed.mechanisms import seed as ds_seed
+
     ds_seed(mpu)(seed)
     bad = []
     if not torch.equal(torch.get_rng_state(), state_of(seed)):
@@ -52,8 +72,7 @@ def rank_main(rank, world, port, seed, results):
                if torch.equal(states["model-parallel-rng"], state_of(s))]
         bad.append(f"rank {rank}: model-parallel-rng is not seeded with {want} = {seed} + {MP_OFFSET} + tp_rank {rank}"
                    + (f" (it is seeded with {who[0]})" if who else ""))
-    results[rank] = bad
-    torch.distributed.destroy_process_group()
+    return bad
 
 
 def main():
@@ -63,11 +82,15 @@ def main():
         port = s.getsockname()[1]
     results = mp.Manager().dict()
     mp.spawn(rank_main, args=(world, port, seed, results), nprocs=world)
-    bad = [line for r in range(world) for line in results[r]]
+    bad = [line for r in range(world) for line in results[r][0]]
+    caught = [line for r in range(world) for line in results[r][1]]
     for line in bad:
         print(f"FAIL {line}")
     print(f"seeds at {world} ranks: " + ("not as design §5 says" if bad else "as design §5 says on every rank"))
-    return 1 if bad else 0
+    for line in caught:
+        print(f"fault tp_seed_without_rank: {line}")
+    print("fault tp_seed_without_rank: " + ("caught" if caught else "NOT caught (every rank as design §5 says)"))
+    return 1 if bad or not caught else 0
 
 
 if __name__ == "__main__":
