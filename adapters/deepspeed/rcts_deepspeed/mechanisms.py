@@ -54,6 +54,10 @@ SPEC = {
     "model.activation": only("gelu", "swiglu", why="only GeLU (tanh) and SwiGLU are modelled"),
     "model.activation_dtype": only("f32", "bf16", "f64"),
     "parallel.tensor_model_parallel_size": READ,
+    "parallel.sequence_parallel": only(False, why="sequence parallelism is not modelled (the shared block runs its "
+                                                  "layernorms and dropout on the whole sequence)"),
+    **{f"parallel.{k}": only(1, why="the adapter runs tensor parallelism only (no pipeline or expert parallelism)")
+       for k in ("pipeline_model_parallel_size", "expert_model_parallel_size", "expert_tensor_parallel_size")},
     "recompute.recompute_granularity": only(None, "full", "selective"),
     "recompute.recompute_method": READ,
     "recompute.recompute_num_layers": READ,
