@@ -3,7 +3,7 @@
 For each selected case and world size (--ranks; each where the case lists it): `rcts run
 --dump` (under mpirun for several ranks) writes rcts's dumps, the adapter
 (adapters/deepspeed) runs the shared block under DeepSpeed's checkpoint in one --mode
-(mechanisms.py: plain, partition, cpu, contiguous), and one `rcts check` per world size
+(mechanisms.py: plain, partition, cpu, contiguous, non_reentrant), and one `rcts check` per world size
 (under mpirun -n W) judges all its dumps; each case's outcome is read from that report.
 Prints one line per case and world size and a summary; with --json writes the outcomes.
 
@@ -34,7 +34,7 @@ from rcts_adapter_kit.layout import ERRORED, SKIPPED, mark_case  # noqa: E402
 from rcts_adapter_kit.worker import Worker  # noqa: E402
 from rcts_adapter_kit.judge import (check_json_output, dump_name, prepare_out, rcts_check,  # noqa: E402
                                     validate_expectations, write_json_output)
-MODES = ("plain", "partition", "cpu", "contiguous")  # rcts_deepspeed.mechanisms.MODES (no torch imported here)
+MODES = ("plain", "partition", "cpu", "contiguous", "non_reentrant")  # rcts_deepspeed.mechanisms.MODES (no torch imported here)
 MPIRUN = ["mpirun", "--allow-run-as-root", "--oversubscribe", "--bind-to", "none"]
 MARK = ".rcts-check-deepspeed"  # says a directory was made by this script (F15)
 

@@ -46,8 +46,9 @@ SHIMS = ("DS_ACCELERATOR=cpu; deepspeed.init_distributed(dist_backend='gloo') wi
 def implementation(mode):
     import deepspeed
     fault = faults.current()
+    how = "checkpointing.non_reentrant_checkpoint" if mode == "non_reentrant" else "checkpointing.checkpoint"
     version = (f"deepspeed {deepspeed.__version__} ({os.path.dirname(deepspeed.__file__)}) @ torch {torch.__version__}, "
-               f"checkpointing.checkpoint, mode {mode}; {SHIMS}" + (f"; FAULT INJECTED: {fault}" if fault else ""))
+               f"{how}, mode {mode}; {SHIMS}" + (f"; FAULT INJECTED: {fault}" if fault else ""))
     return {"name": "deepspeed", "version": version, "backend": BACKEND, "arithmetic": "pytorch",
             "rng_states": "opaque", "mask_rule": "none", "memory_profile": MEMORY_PROFILE,
             "generator": "torch.default_cpu_generator"}
@@ -102,7 +103,7 @@ def worker(a, case_id):
         undo = faults.install()
         try:
             out = driver.run(cfg, base.params, base.inputs, base.targets, "reentrant",
-                             mechanism=lambda c, rec: mechanisms.Mechanism(c, rec, tp),
+                             mechanism=lambda c, rec: mechanisms.Mechanism(c, rec, tp, a.mode),
                              generators=mechanisms.DeepSpeedGenerators(), seed=mechanisms.seed(mpu),
                              recorder=mechanisms.DeepSpeedRecorder)
         except Exception as e:  # DeepSpeed's own code raised: a finding, not a skip; say where, in DeepSpeed

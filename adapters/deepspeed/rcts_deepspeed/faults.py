@@ -6,6 +6,10 @@ tests show the checks that must catch each one do (tests/adapter/deepspeed names
                     states its forward saved (the saved CPU, device and tracker states are
                     replaced by the current ones before DeepSpeed's backward runs): the
                     recompute draws fresh masks                 -> bitwise, masks
+  no_tracker_restore  the tracker's set_states does nothing, so neither checkpoint
+                    implementation (CheckpointFunction, non_reentrant_checkpoint) puts the
+                    tracker streams back for the recompute: attention dropout, inside the
+                    fork, draws fresh masks                     -> masks, bitwise
   gather_wrong_order  gather_partitioned_activations puts the ranks' partitions in the
                     wrong order (rotated by one rank) before the recompute runs on them
                                                                 -> bitwise
@@ -20,7 +24,7 @@ import os
 
 import torch
 
-KNOWN = {"no_rng_restore", "gather_wrong_order", "stale_cpu_buffer", "tp_seed_without_rank"}
+KNOWN = {"no_rng_restore", "no_tracker_restore", "gather_wrong_order", "stale_cpu_buffer", "tp_seed_without_rank"}
 
 
 def current():
@@ -57,6 +61,8 @@ def install():
             return orig(ctx, *grads)
 
         patch(ck.CheckpointFunction, "backward", staticmethod(backward))
+    if active("no_tracker_restore"):
+        patch(ck.CudaRNGStatesTracker, "set_states", lambda self, states: None)
     if active("gather_wrong_order"):
         gather = ck.gather_partitioned_activations
 

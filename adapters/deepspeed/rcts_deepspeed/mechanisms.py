@@ -24,6 +24,9 @@ the block computes (each mode has its own expectation file):
   contiguous  partition_activations + contiguous_checkpointing with num_checkpoints =
               the checkpoints one forward makes, + synchronize (a no-op on the CPU
               accelerator: cpu_accelerator.py synchronize returns)
+  non_reentrant  as plain, with DeepSpeed's other implementation,
+              checkpointing.non_reentrant_checkpoint (saved-tensor hooks, no autograd
+              Function) in place of checkpointing.checkpoint
 
 What cannot be expressed is refused with the reason (the case is skipped).
 """
@@ -41,7 +44,7 @@ from rcts_pytorch.mechanisms import Mechanism as PyTorchMechanism
 
 from . import faults
 
-MODES = ("plain", "partition", "cpu", "contiguous")
+MODES = ("plain", "partition", "cpu", "contiguous", "non_reentrant")
 SELECTIVE = {"core_attn", "mlp", "layernorm"}
 TRACKER = "deepspeed.tracker.model-parallel-rng"  # the mask stream of a draw inside the fork
 CHECKPOINT_OP = "deepspeed.checkpointing.checkpoint"
@@ -88,7 +91,7 @@ def unsupported(cfg, world_size, mode):
 
 
 def partitioned(cfg, mode):
-    return mode != "plain" or bool(cfg["recompute"].get("distribute_saved_activations"))
+    return mode not in ("plain", "non_reentrant") or bool(cfg["recompute"].get("distribute_saved_activations"))
 
 
 def checkpoints_per_forward(cfg):
@@ -143,9 +146,9 @@ class Mechanism(PyTorchMechanism):
     """The PyTorch adapter's plan (chunks, regions) with DeepSpeed's checkpoint in place of
     torch.utils.checkpoint, and DeepSpeed's tracker fork around attention dropout."""
 
-    def __init__(self, cfg, rec, tp):
+    def __init__(self, cfg, rec, tp, mode="plain"):
         super().__init__(cfg, "reentrant", rec)
-        self.tp = tp
+        self.tp, self.non_reentrant = tp, mode == "non_reentrant"
         self.offload = set()
         self.layer_offload = -1
 
@@ -173,6 +176,8 @@ class Mechanism(PyTorchMechanism):
         self.rec.checkpoint_inputs[ptr] = owner
         fn = self.rec.under_current_path(fn)
         try:
+            if self.non_reentrant:
+                return self.non_reentrant_checkpoint(fn, x, owner)
             y = checkpointing.checkpoint(fn, x)
         finally:
             self.rec.checkpoint_inputs.pop(ptr, None)
@@ -185,6 +190,18 @@ class Mechanism(PyTorchMechanism):
                 note_save(self.rec, held, "checkpoint_input", f"checkpoint_input.{k} (deepspeed ctx)", owner,
                           op=CHECKPOINT_OP, watch=True)
         return y
+
+    def non_reentrant_checkpoint(self, fn, x, owner):
+        """DeepSpeed's non_reentrant_checkpoint(fn, x): its saved-tensor hooks keep
+        placeholders for what the region saves and the inputs in the function's closure
+        (unpartitioned: the input tensor itself), out of the kit's hooks' and the graph's
+        sight, so the input is recorded as what that checkpoint holds (the PyTorch
+        adapter's rule for torch's non-reentrant checkpoint)."""
+        from deepspeed.runtime.activation_checkpointing import checkpointing
+        if torch.is_grad_enabled():
+            note_save(self.rec, x, "checkpoint_input", "checkpoint_input (non_reentrant_checkpoint closure)", owner,
+                      op=CHECKPOINT_OP)
+        return checkpointing.non_reentrant_checkpoint(fn, x)
 
     def offload_hooks(self):  # never reached: offload configs are refused (SPEC)
         raise AssertionError("offload is refused by the DeepSpeed adapter's SPEC")
