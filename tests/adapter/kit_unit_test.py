@@ -54,6 +54,24 @@ class RaisedIn(unittest.TestCase):
                 self.assertEqual(raised_in(e, "fakework"), ("core/layer.py", 2))
                 self.assertIsNone(raised_in(e, "core2"))
 
+    def test_a_package_directory_skips_an_adapter_path_holding_the_name(self):
+        # The framework calls the adapter's code, which raises: adapters/deepspeed/... holds
+        # "/deepspeed/" too, so by name the adapter's frame would be taken for the
+        # framework's; by the package's directory only the framework's frames count.
+        with tempfile.TemporaryDirectory() as d:
+            files = {os.path.join(d, "site", "fakework", "api.py"): "def call(cb):\n    cb()\n",
+                     os.path.join(d, "adapters", "fakework", "cb.py"): "def cb():\n    raise IndexError('x')\n"}
+            ns = {}
+            for path, text in files.items():
+                os.makedirs(os.path.dirname(path))
+                exec(compile(text, path, "exec"), ns)
+            try:
+                ns["call"](ns["cb"])
+            except IndexError as e:
+                self.assertEqual(raised_in(e, "fakework"), ("cb.py", 2))  # the adapter's frame, by name
+                self.assertEqual(raised_in(e, os.path.join(d, "site", "fakework")), ("api.py", 2))
+                self.assertIsNone(raised_in(e, os.path.join(d, "elsewhere", "fakework")))
+
 
 class Config(unittest.TestCase):
     def test_every_key_modelled_runs(self):

@@ -21,8 +21,11 @@ def where(file, path, msg):
 def raised_in(exc, package):
     """(path below `package`/, line) of the innermost frame of exc's traceback inside the
     framework package (e.g. "megatron", "torch"), or None: a raise is reported at the
-    framework's line, not the adapter's."""
-    frames = [f for f in traceback.extract_tb(exc.__traceback__) if f"/{package}/" in f.filename]
+    framework's line, not the adapter's. An absolute `package` is the package's directory
+    (where an adapter's own path holds the package's name: adapters/deepspeed)."""
+    mark = package.rstrip("/") + "/" if package.startswith("/") else f"/{package}/"
+    frames = [f for f in traceback.extract_tb(exc.__traceback__)
+              if (f.filename.startswith(mark) if package.startswith("/") else mark in f.filename)]
     if not frames:
         return None
-    return frames[-1].filename.split(f"/{package}/", 1)[-1], frames[-1].lineno
+    return frames[-1].filename.split(mark, 1)[-1], frames[-1].lineno

@@ -118,8 +118,10 @@ def validate_expectations(rcts, path, case_file):
         rcts_check(rcts, os.path.join(d, "dumps"), os.path.join(d, "r.json"), [case_file], expect=path)
 
 
-def rcts_check(rcts, dumps, json_path, case_files=(), expect=None, strict=False, case_filter=None, launcher=()):
-    """Runs `[launcher] rcts check DUMPS --json JSON_PATH [--cases ...] [--expect FILE [--expect-strict]]`.
+def rcts_check(rcts, dumps, json_path, case_files=(), expect=None, strict=False, case_filter=None, launcher=(),
+               update=False):
+    """Runs `[launcher] rcts check DUMPS --json JSON_PATH [--cases ...] [--expect FILE [--expect-strict]
+    [--update-expectations]]` (update: rcts writes FILE.new, docs/expectations.md).
     Exit 2 from rcts (a refused expectation file, bad usage) is bad input: AdapterError."""
     cmd = [*launcher, rcts, "check", dumps, "--json", json_path]
     if case_files:
@@ -127,7 +129,7 @@ def rcts_check(rcts, dumps, json_path, case_files=(), expect=None, strict=False,
     if case_filter and case_filter != "*":
         cmd += ["--filter", case_filter]
     if expect:
-        cmd += ["--expect", expect] + (["--expect-strict"] if strict else [])
+        cmd += ["--expect", expect] + (["--expect-strict"] if strict else []) + (["--update-expectations"] * update)
     if os.path.exists(json_path):
         os.unlink(json_path)
     r = subprocess.run(cmd, capture_output=True, text=True)

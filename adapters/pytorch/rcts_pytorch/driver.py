@@ -2,13 +2,17 @@
 loss 0.5 * mean((y - target)^2), gradients accumulated over a step's micro-batches, SGD
 with rate 2^-6 between steps (docs/decisions.md), PyTorch's default CPU generator seeded
 with run.seed. Returns everything a format-1 dump holds, as plain Python and tensors.
+Shared with the DeepSpeed adapter, which passes its own mechanism (DeepSpeed's
+checkpoint, its TP), generators (with DeepSpeed's tracker streams) and seeding
+(DeepSpeed's model_parallel_cuda_manual_seed).
 """
 import contextlib
 
 import torch
 from rcts_adapter_kit.recorder import Recorder, storage_ptr
 from rcts_adapter_kit.rng import DEFAULT_CPU, Generators
-from rcts_adapter_kit.saved import RecomputeWatch, RecordingHooks, bytes_per_layer, device_copies_alive, held_bytes
+from rcts_adapter_kit.saved import (RecomputeWatch, RecordingHooks, at_end_of_forward, bytes_per_layer,
+                                    device_copies_alive, held_bytes)
 
 from .mechanisms import Mechanism
 from .model import Block
@@ -25,17 +29,21 @@ NO_SIDE_EFFECTS = ("PyTorch's block updates no state per forward (no tokens_seen
                    "a count kept by the adapter's driver would be the adapter's, not PyTorch's")
 
 
-def run(cfg, initial_params, inputs, targets, style):
+def run(cfg, initial_params, inputs, targets, style, mechanism=None, generators=None, seed=torch.manual_seed,
+        recorder=Recorder):
+    """mechanism(cfg, rec) -> the mechanism object (default: PyTorch's, in `style`);
+    generators: a kit rng.Generators (default: PyTorch's default CPU generator);
+    seed(run.seed) seeds them; recorder: the kit's Recorder or a subclass."""
     act = {"f32": torch.float32, "bf16": torch.bfloat16, "f64": torch.float64}[cfg["model"]["activation_dtype"]]
     steps, per = cfg["run"]["steps"], cfg["run"]["micro_batches"]
     training = cfg["run"]["training"]
     n_layers = cfg["model"]["num_layers"]
     params = {n: t.clone().requires_grad_(training) for n, t in initial_params}
     order = [n for n, _ in initial_params]
-    rec = Recorder({storage_ptr(p) for p in params.values()})
-    gens = Generators()
-    block = Block(params, cfg, act, rec, Mechanism(cfg, style, rec))
-    torch.manual_seed(cfg["run"]["seed"])
+    rec = recorder({storage_ptr(p) for p in params.values()})
+    gens = generators or Generators()
+    block = Block(params, cfg, act, rec, mechanism(cfg, rec) if mechanism else Mechanism(cfg, style, rec))
+    seed(cfg["run"]["seed"])
 
     out = {"micro_batches": [], "steps": [], "not_recorded": {"side_effects": NO_SIDE_EFFECTS}}
     for step in range(steps):
@@ -48,7 +56,7 @@ def run(cfg, initial_params, inputs, targets, style):
             x = inputs[i].clone().requires_grad_(training)
             with torch.set_grad_enabled(training), RecordingHooks(rec), gens.guard():
                 y = block.forward(x)
-            saves = rec.saves
+            saves = at_end_of_forward(rec.saves)  # watched saves (DeepSpeed's checkpoint inputs) as held now
             # Device bytes held for backward: the saves, and any tensor an offload moved whose
             # device copy is still alive.
             stray = device_copies_alive(rec, keep=(x, y))

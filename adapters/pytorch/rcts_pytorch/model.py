@@ -11,8 +11,17 @@ Parameters are f32; activations are held in the config's activation dtype and ev
 computes in f32 and rounds its output once (rcts's mixed-precision rule).
 
 Dense layers only. How a layer is recomputed or offloaded is not decided here: the
-mechanism object (mechanisms.py) wraps the regions it names.
+mechanism object (mechanisms.py) wraps the regions it names. The block is shared: the
+DeepSpeed adapter (adapters/deepspeed) runs it under its own mechanism, which may give
+  mech.tp                    tensor parallelism (design §8): the parameters are this rank's
+                             shards (QKV and fc1 column-parallel, proj and fc2 row-parallel);
+                             tp.copy(x) enters a column-parallel layer (its backward sums the
+                             input gradient over the ranks), tp.reduce(y) sums a
+                             row-parallel layer's partial output before its bias is added
+  mech.attention_dropout_rng()  the context attention dropout draws in (design §5: the
+                             model-parallel stream); none here
 """
+import contextlib
 import math
 
 import torch
@@ -36,6 +45,10 @@ class Layer:
         self.training = cfg["run"]["training"]
         self.act = act_dtype
         self.name = f"layers.{index}"
+        self.tp = getattr(mech, "tp", None)
+        # This rank's width of the attention (q, k or v) and its heads: all of them without TP.
+        self.hp = params[f"{self.name}.attention.qkv.weight"].shape[0] // 3
+        self.ap = self.a * self.hp // self.h
 
     def w(self, name):
         return self.p[f"{self.name}.{name}"]
@@ -51,6 +64,18 @@ class Layer:
     def linear(self, name, x):
         return self.round(F.linear(x.float(), self.w(f"{name}.weight"), self.w(f"{name}.bias")))
 
+    def column_linear(self, name, x):
+        """A column-parallel layer (QKV, fc1): under TP its input enters the TP region."""
+        return self.linear(name, self.tp.copy(x) if self.tp else x)
+
+    def row_linear(self, name, x):
+        """A row-parallel layer (proj, fc2): under TP the partial products are summed over
+        the ranks in f32, then the (replicated) bias is added once, then rounded."""
+        if not self.tp:
+            return self.linear(name, x)
+        part = F.linear(x.float(), self.w(f"{name}.weight"))
+        return self.round(self.tp.reduce(part) + self.w(f"{name}.bias"))
+
     def dropout(self, x, p, site, kind):
         if not self.training:
             return x
@@ -59,11 +84,14 @@ class Layer:
             keep = torch.rand(x.shape, generator=g) >= p
             self.rec.record_mask(f"{self.name}.{site}", kind, p, keep)
             return x * keep / (1 - p)
-        return self.rec.dropout(x, p, f"{self.name}.{site}", kind)
+        rng = self.mech.attention_dropout_rng() if kind == "attention" and hasattr(self.mech, "attention_dropout_rng") \
+            else contextlib.nullcontext()
+        with rng:
+            return self.rec.dropout(x, p, f"{self.name}.{site}", kind)
 
     def core_attention(self, qkv):
         with self.rec.module("attention.core"):
-            s, b, a, d, h = self.s, self.b, self.a, self.d, self.h
+            s, b, a, d, h = self.s, self.b, self.ap, self.d, self.hp  # this rank's heads and width
 
             def heads(k):  # (s*b, h) slice -> (b, a, s, d)
                 if faults.active("qkv_interleaved"):
@@ -81,21 +109,21 @@ class Layer:
     def attention_branch(self, x):
         ln = self.mech.region("layernorm", lambda t: self.layernorm("input_layernorm", t), x,
                               offload="attn_norm")
-        qkv = self.mech.region(None, lambda t: self.linear("attention.qkv", t), ln, offload="qkv_linear")
+        qkv = self.mech.region(None, lambda t: self.column_linear("attention.qkv", t), ln, offload="qkv_linear")
         ctx = self.mech.region("core_attn", self.core_attention, qkv, offload="core_attn")
-        out = self.mech.region(None, lambda t: self.linear("attention.proj", t), ctx, offload="attn_proj")
+        out = self.mech.region(None, lambda t: self.row_linear("attention.proj", t), ctx, offload="attn_proj")
         return out
 
     def mlp(self, x):
         with self.rec.module("mlp"):
-            a = self.linear("mlp.fc1", x)
+            a = self.column_linear("mlp.fc1", x)
             if self.swiglu:
                 f = a.shape[1] // 2
                 af = a.float()
                 g = self.round(F.silu(af[:, :f]) * af[:, f:])
             else:
                 g = self.round(F.gelu(a.float(), approximate="tanh"))
-            return self.linear("mlp.fc2", g)
+            return self.row_linear("mlp.fc2", g)
 
     def forward(self, x):
         with self.rec.module(self.name):

@@ -1,0 +1,213 @@
+"""scripts/check-deepspeed: rcts's case set against DeepSpeed's activation checkpointing.
+
+For each selected case and world size (--ranks; each where the case lists it): `rcts run
+--dump` (under mpirun for several ranks) writes rcts's dumps, the adapter
+(adapters/deepspeed) runs the shared block under DeepSpeed's checkpoint in one --mode
+(mechanisms.py: plain, partition, cpu, contiguous, non_reentrant), and one `rcts check` per world size
+(under mpirun -n W) judges all its dumps; each case's outcome is read from that report.
+Prints one line per case and world size and a summary; with --json writes the outcomes.
+
+Expected outcomes: with --expect FILE (format 1, docs/expectations.md; e.g.
+expectations/deepspeed-0.19.8-plain.json) `rcts check --expect FILE` judges each world
+size's dumps (one comparison, rcts's): exit 0 when rcts finds every outcome as expected,
+1 otherwise; without --expect, exit 0 when nothing failed or errored. With
+--update-expectations rcts also writes FILE.new (docs/expectations.md,
+`--update-expectations`). Exit 2 on bad input.
+
+--out DIR: a new or empty directory, or one an earlier check-deepspeed made (it holds
+.rcts-check-deepspeed); only rcts/ and deepspeed-<mode>/ in it are replaced.
+"""
+import argparse
+import fnmatch
+import os
+import re
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, os.path.join(ROOT, "adapters", "kit"))
+
+from rcts_adapter_kit.case import Case, case_files  # noqa: E402
+from rcts_adapter_kit.errors import AdapterError  # noqa: E402
+from rcts_adapter_kit.layout import ERRORED, SKIPPED, mark_case  # noqa: E402
+from rcts_adapter_kit.worker import Worker  # noqa: E402
+from rcts_adapter_kit.judge import (check_json_output, dump_name, prepare_out, rcts_check,  # noqa: E402
+                                    validate_expectations, write_json_output)
+MODES = ("plain", "partition", "cpu", "contiguous", "non_reentrant")  # rcts_deepspeed.mechanisms.MODES (no torch imported here)
+MPIRUN = ["mpirun", "--allow-run-as-root", "--oversubscribe", "--bind-to", "none"]
+MARK = ".rcts-check-deepspeed"  # says a directory was made by this script (F15)
+
+
+def world_sizes(text):
+    """--ranks 1,2 as [1, 2]; anything else is an AdapterError naming the option and value."""
+    out = []
+    for w in text.split(","):
+        if not w.strip().isdigit() or int(w) < 1:
+            raise AdapterError(f"--ranks {text}: {w!r} is not a world size (positive integers separated by commas, "
+                               f"e.g. 1,2)")
+        out.append(int(w))
+    return out
+
+
+def run(cmd, env=None):
+    return subprocess.run(cmd, capture_output=True, text=True, env=env)
+
+
+def world_cmd(world, cmd):
+    return cmd if world == 1 else MPIRUN + ["-n", str(world)] + cmd
+
+
+def one(a, cid, f, world, case):
+    """(outcome, failing, details) of one case at one world size where the adapter or rcts
+    run decided it (skip, error); None where the world size's rcts check decides."""
+    rcts_root = os.path.join(a.out, "rcts", f"{cid}.w{world}")
+    out_root = os.path.join(a.out, f"deepspeed-{a.mode}", f"w{world}")  # every case at this world size: rcts check --expect judges it
+    r = run(world_cmd(world, [a.rcts, "run", f, "--backend", "cpu", "--dump", rcts_root]))
+    rcts_case = os.path.join(rcts_root, dump_name(cid))
+    if not os.path.isdir(rcts_case):
+        skipped = re.search(r"\bSKIP\s.*", r.stdout)
+        if skipped:  # no baseline to start from (e.g. a case for a GPU backend): the dumps say so
+            why = f"rcts itself skips it here: {skipped.group(0)}"
+            mark_case(out_root, cid, SKIPPED, why)
+            return "skip", [], [why]
+        missing = re.search(r"dumps of [^\[]* are not implemented yet", r.stdout + r.stderr)
+        if missing:  # rcts cannot write the baseline this adapter starts from (pipeline parallelism)
+            why = f"rcts writes no dump of it: {missing.group(0)}"
+            mark_case(out_root, cid, SKIPPED, why)
+            return "skip", [], [why]
+        return "error", [], [f"rcts run --dump: {(r.stdout + r.stderr).strip()[-300:]}"]
+    env = adapter_env()
+    argv = [f, "--rcts-dump", rcts_root, "--out", out_root, "--world-size", str(world), "--mode", a.mode]
+    if world == 1 and a.worker is not None:  # one process serves every one-rank case (imports once)
+        ad, failure = a.worker.run(argv)
+        if failure:  # what it dumped is no result: rcts check (and --expect) must see the error too
+            mark_case(out_root, cid, ERRORED, failure)
+            return "error", [], [failure[:400]]
+    else:
+        ad = run([a.python, "-m", "rcts_deepspeed"] + argv, env=env)
+    if ad.returncode != 0:  # DeepSpeed raised (its ERRORED marker says so to rcts check), or bad input
+        said = [l for l in (ad.stdout + ad.stderr).splitlines() if l.startswith(f"raised: {cid}: ")]
+        return "error", [], [said[-1].split(": ", 2)[2] if said else (ad.stdout + ad.stderr).strip()[-400:]]
+    if ad.stdout.startswith("skip:"):
+        return "skip", [], [ad.stdout.strip().split(": ", 2)[-1]]
+    return None
+
+
+def adapter_env():
+    return dict(os.environ, DS_ACCELERATOR="cpu", PYTHONPATH=os.pathsep.join(
+        [HERE, os.path.join(ROOT, "adapters", "pytorch"), os.path.join(ROOT, "adapters", "kit")]))
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(prog="check-deepspeed", description=__doc__.splitlines()[0])
+    ap.add_argument("paths", nargs="*", default=[os.path.join(ROOT, "cases")])
+    ap.add_argument("--rcts", default=os.path.join(os.environ.get("RCTS_BUILD_DIR", os.path.join(ROOT, "build")),
+                                                   "harness", "rcts"))
+    ap.add_argument("--python", default=os.path.join(os.environ.get("RCTS_VENV", os.path.join(ROOT, "build", "venv")),
+                                                     "bin", "python"))
+    ap.add_argument("--mode", choices=MODES, default="plain", help="DeepSpeed's checkpointing knobs (mechanisms.py)")
+    ap.add_argument("--out", default=os.path.join(ROOT, "out", "check-deepspeed"))
+    ap.add_argument("--filter", default="*", help="glob over case ids")
+    ap.add_argument("--ranks", default="1", help="world sizes to run, e.g. 1,2 (each where the case lists it)")
+    ap.add_argument("--expect", help="expectation file (format 1)")
+    ap.add_argument("--update-expectations", action="store_true", help="rcts writes the proposal to EXPECT.new")
+    ap.add_argument("--json", help="write the outcomes here")
+    ap.add_argument("--details", action="store_true", help="print each failing check's detail")
+    ap.add_argument("--no-worker", action="store_true", help="one adapter process per one-rank case")
+    ap.add_argument("--case-timeout", type=float, default=1800, help="seconds the worker may take over one case")
+    a = ap.parse_args(argv)
+    if not os.access(a.rcts, os.X_OK):
+        print(f"error: no rcts binary at {a.rcts} (build it, or pass --rcts / set RCTS_BUILD_DIR)", file=sys.stderr)
+        return 2
+    if not os.access(a.python, os.X_OK):
+        print(f"error: no Python at {a.python} (scripts/python-env makes build/venv; or set RCTS_VENV)",
+              file=sys.stderr)
+        return 2
+    try:
+        worlds = world_sizes(a.ranks)
+        if a.update_expectations and (len(worlds) > 1 or not a.expect):
+            raise AdapterError(f"--update-expectations needs --expect and one world size (each rcts check writes "
+                               f"EXPECT.new), not --ranks {a.ranks}")
+        todo = []
+        for f in case_files(a.paths):
+            case = Case(f)
+            if fnmatch.fnmatchcase(case.id, a.filter):
+                todo.extend((case.id, f, w, case.json) for w in worlds if w in case.ranks)
+    except AdapterError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    if not todo:
+        print(f"error: nothing selected from {a.paths} by --filter {a.filter!r} at world sizes {worlds}",
+              file=sys.stderr)
+        return 2
+    try:
+        if a.expect:
+            validate_expectations(a.rcts, a.expect, todo[0][1])
+        check_json_output(a.json)
+        prepare_out(a.out, ["rcts"] + [f"deepspeed-{m}" for m in MODES], MARK, "scripts/check-deepspeed")
+        a.worker = None if a.no_worker else Worker([a.python, "-m", "rcts_deepspeed"], env=adapter_env(),
+                                                   timeout=a.case_timeout)
+        try:
+            return judge_all(a, todo, worlds)
+        finally:
+            if a.worker:
+                a.worker.close()
+    except AdapterError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+
+
+def judge_all(a, todo, worlds):
+    results = {}
+    for cid, f, w, case in todo:
+        decided = one(a, cid, f, w, case)
+        print(f"check-deepspeed: w{w} {cid}: {decided[0] if decided else 'ran'}", file=sys.stderr, flush=True)
+        results[(cid, w)] = decided
+    ok = True
+    for w in worlds:
+        files = sorted({f for cid, f, ww, _ in todo if ww == w})
+        if not files:
+            continue
+        dumps = os.path.join(a.out, f"deepspeed-{a.mode}", f"w{w}")
+        os.makedirs(dumps, exist_ok=True)
+        # One rcts check over this world size's dumps: every case's outcome, and with --expect
+        # rcts's verdicts (its comparison is the only one).
+        j = rcts_check(a.rcts, dumps, os.path.join(a.out, f"deepspeed-{a.mode}", f"w{w}.json"), files, a.expect,
+                       case_filter=a.filter, launcher=MPIRUN + ["-n", str(w)] if w > 1 else (),
+                       update=a.update_expectations)
+        if a.expect:
+            if j.report is None or "expectations" not in j.report:
+                raise AdapterError(f"rcts check --expect {a.expect} wrote no report: {j.text.strip()[-400:]}")
+            ok &= j.returncode == 0
+        for (cid, ww), decided in list(results.items()):
+            if ww != w:
+                continue
+            outcome, failing, details = decided or j.case(cid)[:3]
+            res = results[(cid, w)] = {"case": cid, "ranks": w, "outcome": outcome, "failing": failing,
+                                       "details": details, "verdict": None}
+            if a.expect:
+                res["verdict"] = j.case(cid)[3] or "error"
+            else:
+                res["verdict"] = "pass" if res["outcome"] in ("pass", "skip") else "regression"
+                ok &= res["verdict"] == "pass"
+            v = res["verdict"]
+            mark = "" if v in ("pass", "expected-fail", "expected-skip", "expected-error", "not-applicable", "xfail") else f"   <-- {v}"
+            print(f"{res['outcome'].upper():5} w{w} {cid}" + (f"  [{', '.join(res['failing'])}]" if res["failing"] else "") +
+                  (f"  ({res['details'][0][:200]})" if res["outcome"] in ("skip", "error") and res["details"] else "")
+                  + mark, flush=True)
+            if a.details and res["outcome"] == "fail":
+                for d in res["details"]:
+                    print(f"      {d[:400]}")
+        if a.expect:
+            print(j.expectations_text())
+    counts = {}
+    for res in results.values():
+        counts[res["verdict"]] = counts.get(res["verdict"], 0) + 1
+    print("summary: " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())))
+    if a.json:
+        write_json_output(a.json, list(results.values()))
+    return 0 if ok else 1
+
+if __name__ == "__main__":
+    sys.exit(main())
