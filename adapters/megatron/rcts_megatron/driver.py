@@ -43,11 +43,33 @@ NO_SIDE_EFFECTS = ("megatron-core's TransformerLayer keeps no per-forward state 
 
 
 def seed(cfg, rank):
-    from megatron.core import tensor_parallel
+    """megatron-core's own seeding with this rank's TP/EP/ETP ranks. Releases before 0.13
+    take no rank arguments (model_parallel_cuda_manual_seed(seed, te_rng_tracker, ...) reads
+    them from parallel_state: 0.12.3 tensor_parallel/random.py:319): there the adapter checks
+    that parallel_state's ranks are the dump's, and the tp_seed_without_rank fault makes
+    random.get_tensor_model_parallel_rank answer 0 for the one call."""
+    import inspect
 
-    tp_rank = 0 if faults.active("tp_seed_without_rank") else rank["tp"]
-    tensor_parallel.model_parallel_cuda_manual_seed(cfg["run"]["seed"], tp_rank=tp_rank, ep_rank=rank["ep"],
-                                                    etp_rank=rank["etp"])
+    from megatron.core import parallel_state, tensor_parallel
+    from megatron.core.tensor_parallel import random as mrandom
+
+    fault = faults.active("tp_seed_without_rank")
+    fn = tensor_parallel.model_parallel_cuda_manual_seed
+    if "tp_rank" in inspect.signature(fn).parameters:
+        fn(cfg["run"]["seed"], tp_rank=0 if fault else rank["tp"], ep_rank=rank["ep"], etp_rank=rank["etp"])
+        return tensor_parallel.get_cuda_rng_tracker()
+    theirs = {"tp": parallel_state.get_tensor_model_parallel_rank(),
+              "ep": parallel_state.get_expert_model_parallel_rank(),
+              "etp": parallel_state.get_expert_tensor_parallel_rank()}
+    if any(theirs[k] != rank[k] for k in theirs):
+        raise RuntimeError(f"adapter: parallel_state's ranks {theirs} are not the dump's {rank} (seeding reads them)")
+    orig = mrandom.get_tensor_model_parallel_rank
+    if fault:
+        mrandom.get_tensor_model_parallel_rank = lambda: 0
+    try:
+        fn(cfg["run"]["seed"])
+    finally:
+        mrandom.get_tensor_model_parallel_rank = orig
     return tensor_parallel.get_cuda_rng_tracker()
 
 
