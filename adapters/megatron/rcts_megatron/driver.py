@@ -5,11 +5,12 @@ all-reduce of sequence-parallel parameters' gradients (what finalize_model_grads
 then SGD w -= 2^-6 * grad on f32 master weights copied into the module (Megatron's
 mixed-precision optimizer); none after the last step. Returns what a dump holds.
 """
+import contextlib
 import hashlib
 
 import torch
 
-from . import faults
+from . import faults, modes
 from .config import transformer_config
 from rcts_adapter_kit.saved import RecomputeWatch
 
@@ -103,6 +104,9 @@ def run(cfg, rank, initial_params, inputs, targets):
     causal = torch.triu(torch.ones(s, s, dtype=torch.bool), diagonal=1)[None, None]
     rec.param_storages.add(causal.untyped_storage().data_ptr())
 
+    saves_mode = modes.saves()
+    user_hook = (torch.autograd.graph.save_on_cpu if modes.user_hooks() == "save_on_cpu"
+                 else contextlib.nullcontext)
     out = {"micro_batches": [], "steps": []}
     for step in range(steps):
         acc = {n: torch.zeros_like(master[n]) for n in order}
@@ -114,9 +118,15 @@ def run(cfg, rank, initial_params, inputs, targets):
             x = (x_full[tp_rank * rows:(tp_rank + 1) * rows] if sp else x_full).clone()
             x = x.reshape(-1, b, h).requires_grad_(training)
             rec.phase = "forward"
-            with torch.set_grad_enabled(training), save_hooks(rec), DropoutTap(rec):
+            if training and saves_mode == "shadow":
+                saves, per_layer, held = shadow_forward(block, rec, x, causal, tracker, n_layers)
+            rec.pending_chunk = None
+            with torch.set_grad_enabled(training), user_hook(), \
+                    save_hooks(rec) if saves_mode == "hooks" else contextlib.nullcontext(), \
+                    contextlib.nullcontext() if saves_mode == "none" else DropoutTap(rec):
                 y = block(hidden_states=x, attention_mask=causal)
-            saves, per_layer, held = rec.finish_forward(n_layers)
+            if not (training and saves_mode == "shadow"):
+                saves, per_layer, held = rec.finish_forward(n_layers)
             y2 = y.reshape(-1, h)
             if sp:  # the block's output is the rank's sequence shard: gather the full (s*b, h)
                 parts = [torch.empty_like(y2) for _ in range(tp)]
@@ -132,7 +142,10 @@ def run(cfg, rank, initial_params, inputs, targets):
                 if sp:
                     grad = grad[tp_rank * rows:(tp_rank + 1) * rows]
                 rec.phase = "backward"
-                with DropoutTap(rec), watch:
+                with contextlib.ExitStack() as observing:
+                    if saves_mode != "none":
+                        observing.enter_context(DropoutTap(rec))
+                        observing.enter_context(watch)
                     y2.backward(grad)
                 rec.phase = "forward"
                 for n in order:
@@ -165,6 +178,29 @@ def run(cfg, rank, initial_params, inputs, targets):
     out["not_recorded"] = {"side_effects": NO_SIDE_EFFECTS}
     uninstall_faults(faults_installed)
     return out
+
+
+def shadow_forward(block, rec, x, causal, tracker, n_layers):
+    """The micro-batch's forward once more, before the one megatron-core's numbers come
+    from, under the kit's recording hooks (modes.py, "shadow"): same parameters, a copy of
+    the input, the RNG states it started from restored after it (the device generator and
+    every tracker stream). Returns finish_forward's saves as held at its end; its graph is
+    dropped unused. Module counts and dropout masks are the computed forward's."""
+    cpu = torch.get_rng_state()
+    streams = {k: v.clone() for k, v in tracker.get_states().items()}
+    rec.shadow, rec.pending_chunk = True, None
+    try:
+        xs = x.detach().clone().requires_grad_(True)
+        with torch.enable_grad(), save_hooks(rec):
+            ys = block(hidden_states=xs, attention_mask=causal)
+        found = rec.finish_forward(n_layers)  # while its graph is alive
+        del ys, xs
+    finally:
+        rec.shadow = False
+    if not faults.active("shadow_rng_not_restored"):
+        torch.set_rng_state(cpu)
+        tracker.set_states(streams)
+    return found
 
 
 def install_faults(block, cfg, rec):
