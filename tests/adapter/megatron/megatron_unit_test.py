@@ -18,6 +18,7 @@ from rcts_megatron import cuda_shim, faults, modes, observe, weights  # noqa: E4
 
 sys.path.insert(0, os.path.join(ROOT, "adapters", "megatron"))
 import check_megatron  # noqa: E402
+import one_column  # noqa: E402
 
 
 class EmulatedDevice(unittest.TestCase):
@@ -109,6 +110,30 @@ class Releases(unittest.TestCase):
         modes.check_release("0.13.1", "0.13.1", "x")
         with self.assertRaisesRegex(AdapterError, r"RCTS_MEGATRON_RELEASE=0\.13\.1: the megatron-core imported is 0\.16\.1"):
             modes.check_release("0.13.1", "0.16.1", "/venv")
+
+
+class OneColumn(unittest.TestCase):
+    """A release's 1- and 2-rank reports as one matrix column (scripts/framework-results)."""
+
+    def case(self, cid, outcome, reason=""):
+        return {"id": cid, "outcome": outcome, "reason": reason, "checks": []}
+
+    def test_each_case_from_the_world_size_it_runs_at(self):
+        w1 = {"header": {"ranks": 1}, "cases": [self.case("a", "pass"),
+                                                self.case("t", "skip", "needs 2 ranks, this check has 1")]}
+        w2 = {"header": {"ranks": 2}, "cases": [self.case("a", "skip", "needs 1 ranks, this check has 2"),
+                                                self.case("t", "fail")]}
+        both = one_column.merge(w1, w2)
+        self.assertEqual({c["id"]: c["outcome"] for c in both["cases"]}, {"a": "pass", "t": "fail"})
+        self.assertEqual(both["header"], {"ranks": 1})
+
+    def test_a_real_result_at_both_sizes_is_refused(self):
+        with self.assertRaisesRegex(ValueError, "case a has a result at both world sizes"):
+            one_column.merge({"cases": [self.case("a", "pass")]}, {"cases": [self.case("a", "fail")]})
+
+    def test_an_adapter_skip_is_kept(self):  # only rcts's "needs N ranks" skip gives way
+        both = one_column.merge({"cases": [self.case("m", "skip", "MoE layers are not mapped")]}, None)
+        self.assertEqual(both["cases"][0]["reason"], "MoE layers are not mapped")
 
 
 class ObserveModes(unittest.TestCase):
