@@ -7,6 +7,9 @@ the adapter (adapters/megatron) runs megatron-core's TransformerBlock on them, a
 outcome is read from that report. Prints one line per case
 and world size and a summary; with --json writes the outcomes.
 
+--release R runs megatron-core R of releases.txt (the venv's for the newest, else its pip
+target build/mcore/R first on PYTHONPATH; the adapter refuses an import of another version).
+
 Expected outcomes: with --expect FILE (format 1, docs/expectations.md; e.g.
 expectations/megatron-core-0.16.1.json) `rcts check --expect FILE` judges each world size's
 dumps (one comparison, rcts's, for every adapter): exit 0 when rcts finds every outcome
