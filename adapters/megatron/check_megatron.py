@@ -7,8 +7,11 @@ the adapter (adapters/megatron) runs megatron-core's TransformerBlock on them, a
 outcome is read from that report. Prints one line per case
 and world size and a summary; with --json writes the outcomes.
 
+--release R runs megatron-core R of releases.txt (the venv's for the newest, else its pip
+target build/mcore/R first on PYTHONPATH; the adapter refuses an import of another version).
+
 Expected outcomes: with --expect FILE (format 1, docs/expectations.md; e.g.
-expectations/megatron-core-0.16.json) `rcts check --expect FILE` judges each world size's
+expectations/megatron-core-0.16.1.json) `rcts check --expect FILE` judges each world size's
 dumps (one comparison, rcts's, for every adapter): exit 0 when rcts finds every outcome
 as expected, 1 otherwise (an adapter or rcts error is a difference); without --expect,
 exit 0 when nothing failed or errored. Exit 2 on bad input.
@@ -47,6 +50,29 @@ def world_sizes(text):
     return out
 
 
+RELEASES = os.path.join(HERE, "releases.txt")
+
+
+def releases():
+    """The pinned releases, oldest first; the last is the venv's."""
+    with open(RELEASES) as f:
+        return [l.strip() for l in f if l.strip() and not l.startswith("#")]
+
+
+def release_path(release):
+    """Where --release RELEASE is imported from: "" (the venv) for the newest pinned release,
+    else its pip target; an AdapterError naming the file and value for any other."""
+    pinned = releases()
+    if release not in pinned:
+        raise AdapterError(f"--release {release}: not a release of {RELEASES} ({', '.join(pinned)})")
+    if release == pinned[-1]:
+        return ""
+    path = os.path.join(os.environ.get("RCTS_BUILD_DIR", os.path.join(ROOT, "build")), "mcore", release)
+    if not os.path.isfile(os.path.join(path, "megatron", "core", "__init__.py")):
+        raise AdapterError(f"--release {release}: no megatron-core at {path} (scripts/megatron-releases --install)")
+    return path
+
+
 def run(cmd, env=None):
     return subprocess.run(cmd, capture_output=True, text=True, env=env)
 
@@ -76,6 +102,11 @@ def one(a, cid, f, world, case):
         return "error", [], [f"rcts run --dump: {(r.stdout + r.stderr).strip()[-300:]}"]
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(
         [a.megatron_path] * bool(a.megatron_path) + [HERE, os.path.join(ROOT, "adapters", "kit")]))
+    # megatron-core 0.15 compiles a CUDA extension when imported (inference/unified_memory.py:71,
+    # torch's load_inline), and torch asks the GPU for its architecture unless this names one.
+    env.setdefault("TORCH_CUDA_ARCH_LIST", "9.0")
+    if a.release:
+        env["RCTS_MEGATRON_RELEASE"] = a.release
     ad = run([a.python, "-m", "rcts_megatron", f, "--rcts-dump", rcts_root, "--out", out_root,
               "--world-size", str(world)], env=env)
     if ad.returncode != 0:  # megatron-core raised (its ERRORED marker says so to rcts check), or bad input
@@ -95,6 +126,9 @@ def main(argv=None):
                                                      "bin", "python"))
     ap.add_argument("--megatron-path", default="",
                     help="a Megatron-LM checkout to import instead of the venv's megatron-core")
+    ap.add_argument("--release", default="",
+                    help="a megatron-core release of adapters/megatron/releases.txt: the venv's for the newest, else "
+                         "the pip target build/mcore/<release> (scripts/megatron-releases --install makes it)")
     ap.add_argument("--out", default=os.path.join(ROOT, "out", "check-megatron"))
     ap.add_argument("--filter", default="*", help="glob over case ids")
     ap.add_argument("--ranks", default="1", help="world sizes to run, e.g. 1,2 (each where the case lists it)")
@@ -111,6 +145,10 @@ def main(argv=None):
         return 2
     try:
         worlds = world_sizes(a.ranks)
+        if a.release:
+            if a.megatron_path:
+                raise AdapterError("--release and --megatron-path both choose the megatron-core to run: give one")
+            a.megatron_path = release_path(a.release)
         todo = []
         for f in case_files(a.paths):
             case = Case(f)

@@ -47,10 +47,13 @@ def implementation():
     each mask names the tracker stream it was drawn from (observe.py), so no generator."""
     import megatron.core
 
-    from . import te_stub
+    from . import modes, te_stub
+    modes.check_release(os.environ.get("RCTS_MEGATRON_RELEASE", ""), megatron.core.__version__,
+                        os.path.dirname(megatron.core.__file__))
     fault = faults.current()
     version = (f"megatron-core {megatron.core.__version__} ({os.path.dirname(megatron.core.__file__)}) @ torch "
-               f"{torch.__version__}, {cuda_shim.description()}; {te_stub.description(te_stub.install())}"
+               f"{torch.__version__}, {cuda_shim.description()}; {te_stub.description(te_stub.install())}; "
+               f"{modes.description()}"
                + (f"; FAULT INJECTED: {fault}" if fault else ""))
     return {"name": "megatron-lm", "version": version, "backend": BACKEND, "arithmetic": "megatron-core",
             "rng_states": "opaque", "mask_rule": "none", "memory_profile": MEMORY_PROFILE}

@@ -5,11 +5,12 @@ all-reduce of sequence-parallel parameters' gradients (what finalize_model_grads
 then SGD w -= 2^-6 * grad on f32 master weights copied into the module (Megatron's
 mixed-precision optimizer); none after the last step. Returns what a dump holds.
 """
+import contextlib
 import hashlib
 
 import torch
 
-from . import faults
+from . import faults, modes
 from .config import transformer_config
 from rcts_adapter_kit.saved import RecomputeWatch
 
@@ -43,11 +44,33 @@ NO_SIDE_EFFECTS = ("megatron-core's TransformerLayer keeps no per-forward state 
 
 
 def seed(cfg, rank):
-    from megatron.core import tensor_parallel
+    """megatron-core's own seeding with this rank's TP/EP/ETP ranks. Releases before 0.13
+    take no rank arguments (model_parallel_cuda_manual_seed(seed, te_rng_tracker, ...) reads
+    them from parallel_state: 0.12.3 tensor_parallel/random.py:319): there the adapter checks
+    that parallel_state's ranks are the dump's, and the tp_seed_without_rank fault makes
+    random.get_tensor_model_parallel_rank answer 0 for the one call."""
+    import inspect
 
-    tp_rank = 0 if faults.active("tp_seed_without_rank") else rank["tp"]
-    tensor_parallel.model_parallel_cuda_manual_seed(cfg["run"]["seed"], tp_rank=tp_rank, ep_rank=rank["ep"],
-                                                    etp_rank=rank["etp"])
+    from megatron.core import parallel_state, tensor_parallel
+    from megatron.core.tensor_parallel import random as mrandom
+
+    fault = faults.active("tp_seed_without_rank")
+    fn = tensor_parallel.model_parallel_cuda_manual_seed
+    if "tp_rank" in inspect.signature(fn).parameters:
+        fn(cfg["run"]["seed"], tp_rank=0 if fault else rank["tp"], ep_rank=rank["ep"], etp_rank=rank["etp"])
+        return tensor_parallel.get_cuda_rng_tracker()
+    theirs = {"tp": parallel_state.get_tensor_model_parallel_rank(),
+              "ep": parallel_state.get_expert_model_parallel_rank(),
+              "etp": parallel_state.get_expert_tensor_parallel_rank()}
+    if any(theirs[k] != rank[k] for k in theirs):
+        raise RuntimeError(f"adapter: parallel_state's ranks {theirs} are not the dump's {rank} (seeding reads them)")
+    orig = mrandom.get_tensor_model_parallel_rank
+    if fault:
+        mrandom.get_tensor_model_parallel_rank = lambda: 0
+    try:
+        fn(cfg["run"]["seed"])
+    finally:
+        mrandom.get_tensor_model_parallel_rank = orig
     return tensor_parallel.get_cuda_rng_tracker()
 
 
@@ -81,6 +104,9 @@ def run(cfg, rank, initial_params, inputs, targets):
     causal = torch.triu(torch.ones(s, s, dtype=torch.bool), diagonal=1)[None, None]
     rec.param_storages.add(causal.untyped_storage().data_ptr())
 
+    saves_mode = modes.saves()
+    user_hook = (torch.autograd.graph.save_on_cpu if modes.user_hooks() == "save_on_cpu"
+                 else contextlib.nullcontext)
     out = {"micro_batches": [], "steps": []}
     for step in range(steps):
         acc = {n: torch.zeros_like(master[n]) for n in order}
@@ -92,9 +118,15 @@ def run(cfg, rank, initial_params, inputs, targets):
             x = (x_full[tp_rank * rows:(tp_rank + 1) * rows] if sp else x_full).clone()
             x = x.reshape(-1, b, h).requires_grad_(training)
             rec.phase = "forward"
-            with torch.set_grad_enabled(training), save_hooks(rec), DropoutTap(rec):
+            if training and saves_mode == "shadow":
+                saves, per_layer, held = shadow_forward(block, rec, x, causal, tracker, n_layers)
+            rec.pending_chunk = None
+            with torch.set_grad_enabled(training), user_hook(), \
+                    save_hooks(rec) if saves_mode == "hooks" else contextlib.nullcontext(), \
+                    contextlib.nullcontext() if saves_mode == "none" else DropoutTap(rec):
                 y = block(hidden_states=x, attention_mask=causal)
-            saves, per_layer, held = rec.finish_forward(n_layers)
+            if not (training and saves_mode == "shadow"):
+                saves, per_layer, held = rec.finish_forward(n_layers)
             y2 = y.reshape(-1, h)
             if sp:  # the block's output is the rank's sequence shard: gather the full (s*b, h)
                 parts = [torch.empty_like(y2) for _ in range(tp)]
@@ -110,7 +142,10 @@ def run(cfg, rank, initial_params, inputs, targets):
                 if sp:
                     grad = grad[tp_rank * rows:(tp_rank + 1) * rows]
                 rec.phase = "backward"
-                with DropoutTap(rec), watch:
+                with contextlib.ExitStack() as observing:
+                    if saves_mode != "none":
+                        observing.enter_context(DropoutTap(rec))
+                        observing.enter_context(watch)
                     y2.backward(grad)
                 rec.phase = "forward"
                 for n in order:
@@ -143,6 +178,29 @@ def run(cfg, rank, initial_params, inputs, targets):
     out["not_recorded"] = {"side_effects": NO_SIDE_EFFECTS}
     uninstall_faults(faults_installed)
     return out
+
+
+def shadow_forward(block, rec, x, causal, tracker, n_layers):
+    """The micro-batch's forward once more, before the one megatron-core's numbers come
+    from, under the kit's recording hooks (modes.py, "shadow"): same parameters, a copy of
+    the input, the RNG states it started from restored after it (the device generator and
+    every tracker stream). Returns finish_forward's saves as held at its end; its graph is
+    dropped unused. Module counts and dropout masks are the computed forward's."""
+    cpu = torch.get_rng_state()
+    streams = {k: v.clone() for k, v in tracker.get_states().items()}
+    rec.shadow, rec.pending_chunk = True, None
+    try:
+        xs = x.detach().clone().requires_grad_(True)
+        with torch.enable_grad(), save_hooks(rec):
+            ys = block(hidden_states=xs, attention_mask=causal)
+        found = rec.finish_forward(n_layers)  # while its graph is alive
+        del ys, xs
+    finally:
+        rec.shadow = False
+    if not faults.active("shadow_rng_not_restored"):
+        torch.set_rng_state(cpu)
+        tracker.set_states(streams)
+    return found
 
 
 def install_faults(block, cfg, rec):

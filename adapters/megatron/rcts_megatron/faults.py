@@ -22,11 +22,15 @@ checks that must catch each one do:
   recompute_keeps_outputs  what core attention, the MLP and the layernorms return while
                     they are recomputed is kept in a list: alive after backward
                                                           -> memory (held after backward)
+  shadow_rng_not_restored  the shadow forward that records saved tensors (modes.py) leaves
+                    the RNG states it advanced: the computed forward draws other masks than
+                    megatron-core alone would   -> the observation test (RCTS_MEGATRON_SAVES
+                    none vs shadow differ), bitwise
 """
 import os
 
 KNOWN = {"no_rng_restore", "outside_fork", "chunk_input", "tp_seed_without_rank", "qkv_layout", "leak_saved_tensor",
-         "recompute_keeps_outputs"}
+         "recompute_keeps_outputs", "shadow_rng_not_restored"}
 
 
 def current():

@@ -29,6 +29,7 @@ class Recorder:
     def __init__(self, cfg, param_storages):
         self.cfg = cfg
         self.phase = "forward"
+        self.shadow = False        # true while driver.shadow_forward records saves
         self.step = self.micro_batch = 0
         self.path = []            # rcts module names, innermost last
         self.last_child = {}      # layer name -> rcts name of its last finished branch (attention / mlp)
@@ -57,8 +58,9 @@ class Recorder:
 
     def _hook(self, mod, name, layer_name, is_layer=False, branch=None):
         def pre(m, args, kwargs=None):
-            c = self.counts.setdefault(name, [0, 0])
-            c[1 if self.recompute else 0] += 1
+            if not self.shadow:  # the shadow forward (driver.shadow_forward) is the adapter's, not a call to count
+                c = self.counts.setdefault(name, [0, 0])
+                c[1 if self.recompute else 0] += 1
             if is_layer and not torch.is_grad_enabled() and self.pending_chunk is None and not self.recompute:
                 self.pending_chunk = name
             self.path.append(name)

@@ -8,8 +8,9 @@ TE is missing the names stay undefined. CheckpointWithoutOutput.__init__ sets
 kept on purpose upstream), so every output-discarding recompute (selective "layernorm")
 takes the TE path and raises NameError (random.py:589) on a machine without TE. The stubs
 behave as TE does with FP8 off: no FP8 is enabled, the recompute-phase markers and the
-autocast are empty contexts. They are set only where the name is missing, and listed in
-every dump's implementation string.
+autocast are empty contexts. They are set only where the name is missing and
+CheckpointWithoutOutput has an FP8 path (from 0.13: 0.12.3's takes no fp8 argument), and
+listed in every dump's implementation string.
 """
 import contextlib
 
@@ -27,9 +28,13 @@ class _FP8GlobalStateManager:
 
 
 def install():
+    import inspect
+
     from megatron.core.tensor_parallel import random as mrandom
 
     done = []
+    if "fp8" not in inspect.signature(mrandom.CheckpointWithoutOutput.__init__).parameters:
+        return done  # megatron-core 0.12: CheckpointWithoutOutput has no FP8 path, needs no TE name
     stand_ins = {"FP8GlobalStateManager": _FP8GlobalStateManager,
                  "activation_recompute_forward": lambda **kw: contextlib.nullcontext(),
                  "fp8_autocast": lambda **kw: contextlib.nullcontext()}

@@ -13,7 +13,12 @@ sys.path[:0] = [os.path.join(ROOT, "adapters", "megatron"), os.path.join(ROOT, "
 
 import torch  # noqa: E402
 
-from rcts_megatron import cuda_shim, faults, observe, weights  # noqa: E402
+from rcts_adapter_kit.errors import AdapterError  # noqa: E402
+from rcts_megatron import cuda_shim, faults, modes, observe, weights  # noqa: E402
+
+sys.path.insert(0, os.path.join(ROOT, "adapters", "megatron"))
+import check_megatron  # noqa: E402
+import one_column  # noqa: E402
 
 
 class EmulatedDevice(unittest.TestCase):
@@ -72,6 +77,85 @@ class FaultSwitch(unittest.TestCase):
     def test_off_by_default(self):
         os.environ.pop("RCTS_MEGATRON_FAULT", None)
         self.assertFalse(any(faults.active(f) for f in faults.KNOWN))
+
+
+class Releases(unittest.TestCase):
+    """check-megatron --release: only a pinned release, the newest from the venv, an older
+    one from its pip target, and the adapter refuses an import of another version."""
+
+    def test_pinned_list(self):
+        pinned = check_megatron.releases()
+        self.assertEqual(pinned[0], "0.12.3")
+        self.assertEqual(pinned, sorted(pinned, key=lambda v: tuple(map(int, v.split(".")))))
+
+    def test_unknown_release_refused(self):
+        with self.assertRaisesRegex(AdapterError, r"--release 9\.9\.9: not a release of .*releases\.txt"):
+            check_megatron.release_path("9.9.9")
+
+    def test_newest_is_the_venv(self):
+        self.assertEqual(check_megatron.release_path(check_megatron.releases()[-1]), "")
+
+    def test_missing_target_names_the_install(self):
+        with tempfile.TemporaryDirectory() as d:
+            old = os.environ.get("RCTS_BUILD_DIR")
+            os.environ["RCTS_BUILD_DIR"] = d
+            try:
+                with self.assertRaisesRegex(AdapterError, r"no megatron-core at .*mcore/0\.12\.3 .*megatron-releases --install"):
+                    check_megatron.release_path("0.12.3")
+            finally:
+                os.environ.pop("RCTS_BUILD_DIR") if old is None else os.environ.update(RCTS_BUILD_DIR=old)
+
+    def test_imported_version_must_be_the_release(self):
+        modes.check_release("", "0.16.1", "x")
+        modes.check_release("0.13.1", "0.13.1", "x")
+        with self.assertRaisesRegex(AdapterError, r"RCTS_MEGATRON_RELEASE=0\.13\.1: the megatron-core imported is 0\.16\.1"):
+            modes.check_release("0.13.1", "0.16.1", "/venv")
+
+
+class OneColumn(unittest.TestCase):
+    """A release's 1- and 2-rank reports as one matrix column (scripts/framework-results)."""
+
+    def case(self, cid, outcome, reason=""):
+        return {"id": cid, "outcome": outcome, "reason": reason, "checks": []}
+
+    def test_each_case_from_the_world_size_it_runs_at(self):
+        w1 = {"header": {"ranks": 1}, "cases": [self.case("a", "pass"),
+                                                self.case("t", "skip", "needs 2 ranks, this check has 1")]}
+        w2 = {"header": {"ranks": 2}, "cases": [self.case("a", "skip", "needs 1 ranks, this check has 2"),
+                                                self.case("t", "fail")]}
+        both = one_column.merge(w1, w2)
+        self.assertEqual({c["id"]: c["outcome"] for c in both["cases"]}, {"a": "pass", "t": "fail"})
+        self.assertEqual(both["header"], {"ranks": 1})
+
+    def test_a_real_result_at_both_sizes_is_refused(self):
+        with self.assertRaisesRegex(ValueError, "case a has a result at both world sizes"):
+            one_column.merge({"cases": [self.case("a", "pass")]}, {"cases": [self.case("a", "fail")]})
+
+    def test_an_adapter_skip_is_kept(self):  # only rcts's "needs N ranks" skip gives way
+        both = one_column.merge({"cases": [self.case("m", "skip", "MoE layers are not mapped")]}, None)
+        self.assertEqual(both["cases"][0]["reason"], "MoE layers are not mapped")
+
+
+class ObserveModes(unittest.TestCase):
+    def test_unknown_mode_refused(self):
+        for var in ("RCTS_MEGATRON_SAVES", "RCTS_MEGATRON_USER_HOOKS"):
+            os.environ[var] = "bogus"
+            try:
+                with self.assertRaisesRegex(SystemExit, var + r"='bogus' is not one of"):
+                    modes.saves() if var.endswith("SAVES") else modes.user_hooks()
+            finally:
+                del os.environ[var]
+
+    def test_default_is_shadow_and_named(self):
+        os.environ.pop("RCTS_MEGATRON_SAVES", None)
+        os.environ.pop("RCTS_MEGATRON_USER_HOOKS", None)
+        self.assertEqual((modes.saves(), modes.user_hooks()), ("shadow", ""))
+        self.assertEqual(modes.description(), "saved tensors recorded: shadow")
+        os.environ["RCTS_MEGATRON_USER_HOOKS"] = "save_on_cpu"
+        try:
+            self.assertIn("torch.autograd.graph.save_on_cpu", modes.description())
+        finally:
+            del os.environ["RCTS_MEGATRON_USER_HOOKS"]
 
 
 class SavedTensors(unittest.TestCase):
