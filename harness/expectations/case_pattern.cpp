@@ -1,5 +1,6 @@
 #include "harness/expectations/case_pattern.hpp"
 
+#include <algorithm>
 #include <cstdio>
 
 namespace rcts::harness {
@@ -93,7 +94,7 @@ std::optional<std::string> case_pattern_error(const std::string& p) {
     if (c == '[') {
       size_t close = 0;
       if (auto why = set_error(p, i, close)) return why;
-      i = close;
+      i = std::max(i, close);  // never backwards: the scan ends on any input
       continue;
     }
     if (c == '\\') return "a backslash at offset " + std::to_string(i) + ": case ids hold no character to escape";
@@ -147,7 +148,7 @@ std::optional<std::string> reason_pattern_error(const std::string& p) {
     if (p[i] == '[') {
       size_t close = 0;
       if (auto why = set_error(p, i, close, text_set_char)) return *why + " (a '[' of the text itself is written [[])";
-      i = close;
+      i = std::max(i, close);  // never backwards, as above
     } else if (!text_char(p[i])) {
       return at(i, p[i]) + ": a reason holds no control characters";
     }
