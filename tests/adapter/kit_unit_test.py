@@ -391,14 +391,67 @@ class CaseFiles(unittest.TestCase):
             case_files([os.path.join(d, "missing.json")])
         self.assertIn("missing.json: no such case file or directory", str(e.exception))
 
-    def test_both_drivers_use_the_kits(self):
-        from rcts_adapter_kit import case
-        sys.path[:0] = [os.path.join(HERE, "..", "..", "adapters", d) for d in ("pytorch", "megatron")]
+    def test_every_driver_uses_the_kits(self):
+        from rcts_adapter_kit import case, judge
+        sys.path[:0] = [os.path.join(HERE, "..", "..", "adapters", d) for d in ("pytorch", "megatron", "deepspeed")]
+        import check_deepspeed
         import check_megatron
         import check_pytorch
-        self.assertIs(check_pytorch.case_files, case.case_files)
-        self.assertIs(check_megatron.case_files, case.case_files)
-        self.assertIs(check_megatron.Case, case.Case)
+        for driver in (check_pytorch, check_megatron, check_deepspeed):
+            self.assertIs(driver.case_files, case.case_files, driver.__name__)
+            self.assertIs(driver.Case, case.Case, driver.__name__)
+            self.assertIs(driver.rcts_check, judge.rcts_check, driver.__name__)
+
+
+# What only the kit may do (docs/adapter-contract.md): write dump files, find case files,
+# sum held bytes. A line of an adapter outside the kit that does one of them is named.
+KIT_ONLY = (
+    (r"\bnp\.save\b|\bnumpy\.save\b|\btorch\.save\b|\.npy\b|[\"']dump\.json[\"']", "writes dump files"),
+    (r"\bos\.walk\b|\bos\.listdir\b|\bos\.scandir\b|^\s*import glob\b|\bglob\.glob\b", "finds files itself"),
+    (r"\bsum\(.*\[[\"'](bytes|nbytes)[\"']\]|\.element_size\(\)", "sums bytes itself"),
+    (r"^\s*def (write_run|case_files|rcts_runs|held_bytes|bytes_per_layer|safe_stem|outcome|check_outcome)\b",
+     "defines a kit function again"),
+)
+
+
+def kit_only_uses(path, text):
+    """'path:line: what (the line)' for each line of `text` doing what only the kit may."""
+    import re
+    out = []
+    for n, line in enumerate(text.splitlines(), 1):
+        code = line.split("#", 1)[0]
+        for pattern, what in KIT_ONLY:
+            if re.search(pattern, code):
+                out.append(f"{path}:{n}: {what} ({line.strip()})")
+    return out
+
+
+class KitOnly(unittest.TestCase):
+    ADAPTERS = ("pytorch", "megatron", "deepspeed")
+
+    def test_no_adapter_writes_dumps_finds_cases_or_sums_bytes_itself(self):
+        root = os.path.join(HERE, "..", "..", "adapters")
+        found, bad = 0, []
+        for a in self.ADAPTERS:
+            for d, _, files in os.walk(os.path.join(root, a)):
+                for f in sorted(files):
+                    if f.endswith(".py"):
+                        found += 1
+                        path = os.path.join(d, f)
+                        with open(path, encoding="utf-8") as fh:
+                            bad += kit_only_uses(os.path.relpath(path, root), fh.read())
+        self.assertGreater(found, 15, "the walk found almost no adapter files")
+        self.assertEqual(bad, [], "adapters do what only the kit may:\n" + "\n".join(bad))
+
+    def test_each_planted_use_is_named(self):
+        planted = ["np.save(os.path.join(d, 't.npy'), a)", "with open(os.path.join(d, 'dump.json'), 'w') as f:",
+                   "for d, _, fs in os.walk(root):", "names = os.listdir(root)", "import glob",
+                   "held = sum(e['bytes'] for e in saves)", "n = t.numel() * t.element_size()",
+                   "def case_files(paths):", "def check_outcome(j, cid):", "    def held_bytes(self):"]
+        for line in planted:
+            self.assertEqual(len(kit_only_uses("x.py", "import os\n" + line + "\n")), 1, line)
+        self.assertEqual(kit_only_uses("x.py", "x = 1  # np.save is the kit's\nap.add_argument('--filter', help='glob')\n"
+                                       "from rcts_adapter_kit.saved import held_bytes\n"), [])
 
 
 class Outcomes(unittest.TestCase):

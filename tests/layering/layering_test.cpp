@@ -2,7 +2,9 @@
 // backends/, oracle/ and harness/: every source file belongs to one CMake library (the
 // table below), every library sits on a layer, a library links only libraries on lower
 // layers, and a file includes only its own library's files or those of a library its
-// links reach. So an include running up a layer, a file using a library its own does
+// links reach; first-party includes are named from the repository root (no "." or ".."
+// part, no quoted path outside the five trees, no tests/ header), so none can hide from
+// the table. So an include running up a layer, a file using a library its own does
 // not link, or a link upwards or sideways fails here, naming the file and line or the
 // link. The drawing of design §1 is checked against the same table, line for line. The
 // scan reads the tree it was built from.
@@ -191,14 +193,37 @@ std::vector<std::string> include_violations(const std::string& file, const std::
   const Row* own = row_of(file, table);
   if (!own) return {file + ": belongs to no library of this test's table"};
   const std::regex inc(R"(^\s*#\s*include\s*["<]((kernels|reference|backends|oracle|harness)/[^">]+)[">])");
+  // Any include, for the forms that would hide a first-party file from the rows: a path
+  // with a "." or ".." part ("../run/runner.hpp", "harness/golden/../run/runner.hpp"),
+  // a quoted path not rooted at one of the five trees (a sibling "f64_block.hpp" may be
+  // another library's: oracle/ and kernels/cpu/ hold two), and a test header.
+  const std::regex any_inc(R"(^\s*#\s*include\s*(["<])([^">]+)[">])");
+  const std::regex dot_part(R"((^|/)\.\.?(/|$))");
+  const std::regex rooted(R"(^(kernels|reference|backends|oracle|harness)/)");
   const std::set<std::string> reached = reach(links, own->library);
   std::istringstream in(text);
   std::string line;
   for (int n = 1; std::getline(in, line); ++n) {
     std::smatch m;
+    const std::string where = file + ":" + std::to_string(n) + ": " + line;
+    if (std::regex_search(line, m, any_inc)) {
+      const std::string path = m[2];
+      if (std::regex_search(path, dot_part)) {
+        out.push_back(where + " (a relative path: name first-party files from the repository root)");
+        continue;
+      }
+      if (path.rfind("tests/", 0) == 0) {
+        out.push_back(where + " (a test header: the trees include no file of tests/)");
+        continue;
+      }
+      if (m[1] == "\"" && !std::regex_search(path, rooted)) {
+        out.push_back(where + " (a quoted include rooted at no tree: first-party includes start kernels/, "
+                              "reference/, backends/, oracle/ or harness/)");
+        continue;
+      }
+    }
     if (!std::regex_search(line, m, inc)) continue;
     const Row* to = row_of(m[1], table);
-    const std::string where = file + ":" + std::to_string(n) + ": " + line;
     if (!to) {
       out.push_back(where + " (a path no library owns)");
     } else if (to->library == own->library) {
@@ -319,22 +344,48 @@ TEST(Layering, ViolationsAreCaughtInEveryTree) {
       {"harness/golden/x.cpp", "harness/run/runner.hpp", "not below"},
       {"harness/golden/x.cpp", "harness/megatron/megatron_args.hpp", "does not link rcts_harness_megatron"},
   };
-  for (const auto& p : plants) {
+  // In each tree, the forms that would hide a first-party file from the rows: a relative
+  // path (up, or through ".."), a quoted sibling of another library, a test header.
+  const std::vector<Plant> hidden = {
+      {"kernels/cpu/x.cpp", "../../reference/core/tensor.hpp", "a relative path"},
+      {"kernels/cpu/x.cpp", "gemm.hpp", "rooted at no tree"},
+      {"reference/core/x.cpp", "reference/core/../runtime/runtime.hpp", "a relative path"},
+      {"reference/core/x.cpp", "tests/support/configs.hpp", "a test header"},
+      {"backends/cpu/x.cpp", "../registry.hpp", "a relative path"},
+      {"backends/cpu/x.cpp", "./cpu_backend.hpp", "a relative path"},
+      {"oracle/philox_masks.cpp", "f64_block.hpp", "rooted at no tree"},
+      {"oracle/compare.cpp", "../harness/checks/mask_oracle.hpp", "a relative path"},
+      {"harness/golden/x.cpp", "../run/runner.hpp", "a relative path"},
+      {"harness/golden/x.cpp", "harness/golden/../run/runner.hpp", "a relative path"},
+  };
+  std::vector<Plant> all = plants;
+  all.insert(all.end(), hidden.begin(), hidden.end());
+  for (const auto& p : all) {
     const std::string text = "#include <vector>\n#include \"" + p.file + "\"\n  #  include \"" + p.include + "\"\n";
     const auto bad = include_violations(p.file, text, links, kTable);
     ASSERT_EQ(bad.size(), 1u) << p.file << " including " << p.include << ":" << listed(bad);
     EXPECT_NE(bad[0].find(p.file + ":3:"), std::string::npos) << bad[0];
     EXPECT_NE(bad[0].find(p.why), std::string::npos) << bad[0];
   }
+  // An angle include of a system or third-party header passes; so does a name with dots.
+  EXPECT_TRUE(include_violations("backends/cuda/x.cpp", "#include <cuda_runtime.h>\n#include <nlohmann/json.hpp>\n",
+                                 links, kTable)
+                  .empty());
+  EXPECT_TRUE(include_violations("harness/io/x.cpp", "#include \"harness/io/a..b.hpp\"\n", links, kTable).empty());
   // What is linked and below passes, through a gathering library too.
   EXPECT_TRUE(include_violations("harness/io/x.cpp", "#include \"reference/driver/execute.hpp\"\n", links, kTable).empty());
   EXPECT_TRUE(include_violations("kernels/cpu/x.cpp", "#include \"kernels/exact/norm.hpp\"\n", links, kTable).empty());
   // A file no row owns, and a path no library owns.
   EXPECT_EQ(include_violations("tools/x.cpp", "", links, kTable).size(), 1u);
-  EXPECT_EQ(include_violations("kernels/cpu/x.cpp", "#include \"harnessy/x.hpp\"\n#include \"oracle_x/y.hpp\"\n", links,
+  EXPECT_EQ(include_violations("kernels/cpu/x.cpp", "#include <harnessy/x.hpp>\n#include <oracle_x/y.hpp>\n", links,
                                kTable)
                 .size(),
             0u);
+  // Quoted, the same look-alikes are rooted at no tree.
+  EXPECT_EQ(include_violations("kernels/cpu/x.cpp", "#include \"harnessy/x.hpp\"\n#include \"oracle_x/y.hpp\"\n", links,
+                               kTable)
+                .size(),
+            2u);
 
   const Links planted = cmake_links(
       "rcts_area(core rcts_kernels_common)\n"

@@ -2,7 +2,8 @@
 // rcts's own writer makes of a small run, whose manifest (dump.json) or tensor files a
 // test then edits to show what the reader or `rcts check` makes of the edit. One home
 // for that setup, so the run it records, its meta and the way an edit is written back
-// are the same in every such test (harness tests only: it needs rcts_harness).
+// are the same in every such test. It needs the dump format (rcts_harness_dumps) and the
+// CPU backend; dump_source.hpp adds how `rcts check` takes such a dump (the run layer).
 #pragma once
 #include <filesystem>
 #include <fstream>
@@ -16,7 +17,6 @@
 #include "harness/dumps/dump_v1.hpp"
 #include "harness/io/digest.hpp"
 #include "harness/io/npy.hpp"
-#include "harness/run/dump_check.hpp"
 #include "reference/core/error.hpp"
 #include "tests/support/configs.hpp"
 
@@ -84,20 +84,6 @@ inline void put_tensor(const std::filesystem::path& dir, nlohmann::json& e, cons
   e["shape"] = t.shape();
   e["dtype"] = std::string(dtype_name(t.dtype()));
   e["sha256"] = harness::sha256_hex(t.numel() ? t.bytes() : nullptr, static_cast<size_t>(t.nbytes()));
-}
-
-// The baseline dump in `dir` as `rcts check` takes it: a world of one, matched with
-// `config` on rank 0. "" when accepted, else the refusal's message.
-inline std::string dump_check_error(const std::filesystem::path& dir, const Config& config) {
-  const harness::DumpGroup g{"test.case", "cpu", 1, {{{0, "baseline"}, dir}}};
-  harness::Case c;
-  c.id = "test.case";
-  try {
-    harness::DumpSource(g, 0).record(c, "baseline", config, {});
-  } catch (const Error& e) {
-    return e.message();
-  }
-  return "";
 }
 
 }  // namespace rcts::test_support

@@ -204,6 +204,13 @@ def device_copies_alive(rec, keep=()):
     return out
 
 
+def device_held_bytes(rec, saves, keep=()):
+    """Device bytes held for backward when the forward ends: the saves (held_bytes) and
+    every tensor an offload moved whose device copy is still alive (device_copies_alive,
+    distinct storages none of the saves holds)."""
+    return held_bytes(saves) + sum(e["bytes"] for e in device_copies_alive(rec, keep))
+
+
 def offload_hooks(rec, min_elements=0, pin_memory=False, stale=False, keep_device_copy=False):
     """torch.autograd.graph.save_on_cpu with its own pack/unpack wrapped so the bytes it
     moves are counted; each moved tensor is watched by weak reference, so a device copy

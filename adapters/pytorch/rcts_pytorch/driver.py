@@ -11,8 +11,7 @@ import contextlib
 import torch
 from rcts_adapter_kit.recorder import Recorder, storage_ptr
 from rcts_adapter_kit.rng import DEFAULT_CPU, Generators
-from rcts_adapter_kit.saved import (RecomputeWatch, RecordingHooks, at_end_of_forward, bytes_per_layer,
-                                    device_copies_alive, held_bytes)
+from rcts_adapter_kit.saved import RecomputeWatch, RecordingHooks, at_end_of_forward, bytes_per_layer, device_held_bytes
 
 from .mechanisms import Mechanism
 from .model import Block
@@ -58,9 +57,8 @@ def run(cfg, initial_params, inputs, targets, style, mechanism=None, generators=
                 y = block.forward(x)
             saves = at_end_of_forward(rec.saves)  # watched saves (DeepSpeed's checkpoint inputs) as held now
             # Device bytes held for backward: the saves, and any tensor an offload moved whose
-            # device copy is still alive.
-            stray = device_copies_alive(rec, keep=(x, y))
-            device_held, host_held = held_bytes(saves) + sum(e["bytes"] for e in stray), rec.host_resident
+            # device copy is still alive (the block's own input and output aside).
+            device_held, host_held = device_held_bytes(rec, saves, keep=(x, y)), rec.host_resident
             loss = 0.5 * ((y.float() - targets[i].float()) ** 2).mean()
             watch = RecomputeWatch(rec)
             if training:

@@ -11,6 +11,7 @@
 
 #include "tests/harness/test_tensors.hpp"
 #include "tests/support/dump_dir.hpp"
+#include "tests/support/dump_source.hpp"
 
 namespace rcts::harness {
 namespace {

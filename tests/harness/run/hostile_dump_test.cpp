@@ -19,6 +19,7 @@
 #include "harness/io/npy.hpp"
 #include "tests/harness/test_tensors.hpp"
 #include "tests/support/dump_dir.hpp"
+#include "tests/support/dump_source.hpp"
 
 namespace rcts::harness {
 namespace {
