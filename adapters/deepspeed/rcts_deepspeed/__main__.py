@@ -118,7 +118,10 @@ def worker(a, case_id):
             at = raised_in(e, os.path.dirname(os.path.abspath(deepspeed.__file__)))
             where = f" at deepspeed/{at[0]}:{at[1]}" if at else ""
             msg = f"run '{name}': {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}{where}"
-            print(f"raised: {msg}", file=sys.stderr, flush=True)
+            # One write of the whole line: the ranks share the launcher's stderr pipe, and a
+            # print's text and newline as two writes interleave into one line of both ranks.
+            sys.stderr.write(f"raised: {msg}\n")
+            sys.stderr.flush()
             if os.environ.get("RCTS_DEEPSPEED_TRACEBACK"):
                 import traceback
                 traceback.print_exc()
@@ -194,7 +197,7 @@ def launch(a, parsed):
     os.makedirs(out_case, exist_ok=True)
     with open(os.path.join(out_case, "ranks.log"), "w") as f:  # every rank's output, for a post-mortem
         f.write(log)
-    said = [l.split("raised: ", 1)[1] for l in log.splitlines() if l.startswith("raised: ")]
+    said = [l.split("raised: ", 1)[1].split("raised: ")[0] for l in log.splitlines() if l.startswith("raised: ")]
     if r.returncode != 0 and said:
         return raised(said[0])
     if r.returncode != 0:
