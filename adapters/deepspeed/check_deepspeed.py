@@ -7,6 +7,12 @@ For each selected case and world size (--ranks; each where the case lists it): `
 (under mpirun -n W) judges all its dumps; each case's outcome is read from that report.
 Prints one line per case and world size and a summary; with --json writes the outcomes.
 
+--release R runs deepspeed R of releases.txt: the venv's for the newest, else its pip
+target DSREL/R first on PYTHONPATH (DSREL: $RCTS_DSREL_DIR, default $RCTS_BUILD_DIR/dsrel or
+build/dsrel; scripts/deepspeed-releases --install makes them); the adapter refuses an
+import of another version. --shim S bridges a gap of an older release (rcts_deepspeed/
+releases.py; named in every dump's implementation string).
+
 Expected outcomes: with --expect FILE (format 1, docs/expectations.md; e.g.
 expectations/deepspeed-0.19.8-plain.json) `rcts check --expect FILE` judges each world
 size's dumps (one comparison, rcts's): exit 0 when rcts finds every outcome as expected,
@@ -37,6 +43,33 @@ from rcts_adapter_kit.judge import (check_json_output, dump_name, prepare_out, r
 MODES = ("plain", "partition", "cpu", "contiguous", "non_reentrant")  # rcts_deepspeed.mechanisms.MODES (no torch imported here)
 MPIRUN = ["mpirun", "--allow-run-as-root", "--oversubscribe", "--bind-to", "none"]
 MARK = ".rcts-check-deepspeed"  # says a directory was made by this script (F15)
+RELEASES = os.path.join(HERE, "releases.txt")
+SHIM_NAMES = ("cpu_stream",)  # rcts_deepspeed.releases.SHIMS (no torch imported here)
+
+
+def releases():
+    """The pinned releases, oldest first; the last is the venv's."""
+    with open(RELEASES) as f:
+        return [l.split("#")[0].strip() for l in f if l.split("#")[0].strip()]
+
+
+def dsrel_dir():
+    return os.environ.get("RCTS_DSREL_DIR") or os.path.join(
+        os.environ.get("RCTS_BUILD_DIR", os.path.join(ROOT, "build")), "dsrel")
+
+
+def release_path(release):
+    """Where --release RELEASE is imported from: "" (the venv) for the newest pinned release,
+    else its pip target; an AdapterError naming the file and value for any other."""
+    pinned = releases()
+    if release not in pinned:
+        raise AdapterError(f"--release {release}: not a release of {RELEASES} ({', '.join(pinned)})")
+    if release == pinned[-1]:
+        return ""
+    path = os.path.join(dsrel_dir(), release)
+    if not os.path.isfile(os.path.join(path, "deepspeed", "__init__.py")):
+        raise AdapterError(f"--release {release}: no deepspeed at {path} (scripts/deepspeed-releases --install)")
+    return path
 
 
 def world_sizes(text):
@@ -77,7 +110,7 @@ def one(a, cid, f, world, case):
             mark_case(out_root, cid, SKIPPED, why)
             return "skip", [], [why]
         return "error", [], [f"rcts run --dump: {(r.stdout + r.stderr).strip()[-300:]}"]
-    env = adapter_env()
+    env = adapter_env(a)
     argv = [f, "--rcts-dump", rcts_root, "--out", out_root, "--world-size", str(world), "--mode", a.mode]
     if world == 1 and a.worker is not None:  # one process serves every one-rank case (imports once)
         ad, failure = a.worker.run(argv)
@@ -94,9 +127,17 @@ def one(a, cid, f, world, case):
     return None
 
 
-def adapter_env():
-    return dict(os.environ, DS_ACCELERATOR="cpu", PYTHONPATH=os.pathsep.join(
+def adapter_env(a):
+    env = dict(os.environ, DS_ACCELERATOR="cpu", PYTHONPATH=os.pathsep.join(
+        [a.deepspeed_path] * bool(a.deepspeed_path) +
         [HERE, os.path.join(ROOT, "adapters", "pytorch"), os.path.join(ROOT, "adapters", "kit")]))
+    env.pop("RCTS_DEEPSPEED_RELEASE", None)
+    env.pop("RCTS_DEEPSPEED_SHIMS", None)
+    if a.release:
+        env["RCTS_DEEPSPEED_RELEASE"] = a.release
+    if a.shim:
+        env["RCTS_DEEPSPEED_SHIMS"] = ",".join(sorted(set(a.shim)))
+    return env
 
 
 def main(argv=None):
@@ -106,6 +147,11 @@ def main(argv=None):
                                                    "harness", "rcts"))
     ap.add_argument("--python", default=os.path.join(os.environ.get("RCTS_VENV", os.path.join(ROOT, "build", "venv")),
                                                      "bin", "python"))
+    ap.add_argument("--release", default="",
+                    help="a deepspeed release of adapters/deepspeed/releases.txt: the venv's for the newest, else the "
+                         "pip target DSREL/<release> (scripts/deepspeed-releases --install makes it)")
+    ap.add_argument("--shim", action="append", choices=SHIM_NAMES, default=[],
+                    help="a bridge for an older release's gap (rcts_deepspeed/releases.py), repeatable")
     ap.add_argument("--mode", choices=MODES, default="plain", help="DeepSpeed's checkpointing knobs (mechanisms.py)")
     ap.add_argument("--out", default=os.path.join(ROOT, "out", "check-deepspeed"))
     ap.add_argument("--filter", default="*", help="glob over case ids")
@@ -126,6 +172,7 @@ def main(argv=None):
         return 2
     try:
         worlds = world_sizes(a.ranks)
+        a.deepspeed_path = release_path(a.release) if a.release else ""
         if a.update_expectations and (len(worlds) > 1 or not a.expect):
             raise AdapterError(f"--update-expectations needs --expect and one world size (each rcts check writes "
                                f"EXPECT.new), not --ranks {a.ranks}")
@@ -146,7 +193,7 @@ def main(argv=None):
             validate_expectations(a.rcts, a.expect, todo[0][1])
         check_json_output(a.json)
         prepare_out(a.out, ["rcts"] + [f"deepspeed-{m}" for m in MODES], MARK, "scripts/check-deepspeed")
-        a.worker = None if a.no_worker else Worker([a.python, "-m", "rcts_deepspeed"], env=adapter_env(),
+        a.worker = None if a.no_worker else Worker([a.python, "-m", "rcts_deepspeed"], env=adapter_env(a),
                                                    timeout=a.case_timeout)
         try:
             return judge_all(a, todo, worlds)

@@ -31,7 +31,7 @@ from rcts_adapter_kit.case import Case, rcts_runs  # noqa: E402
 from rcts_adapter_kit.errors import AdapterError, raised_in  # noqa: E402
 from rcts_adapter_kit.worker import SERVE_FLAG, serve  # noqa: E402
 
-from . import faults  # noqa: E402
+from . import faults, releases  # noqa: E402
 from .mechanisms import CASE_KEYS, MODES, unsupported  # noqa: E402
 
 BACKEND = "deepspeed-cpu"
@@ -48,7 +48,8 @@ def implementation(mode):
     fault = faults.current()
     how = "checkpointing.non_reentrant_checkpoint" if mode == "non_reentrant" else "checkpointing.checkpoint"
     version = (f"deepspeed {deepspeed.__version__} ({os.path.dirname(deepspeed.__file__)}) @ torch {torch.__version__}, "
-               f"{how}, mode {mode}; {SHIMS}" + (f"; FAULT INJECTED: {fault}" if fault else ""))
+               f"{how}, mode {mode}; {SHIMS}" + releases.describe(releases.shims()) +
+               (f"; FAULT INJECTED: {fault}" if fault else ""))
     return {"name": "deepspeed", "version": version, "backend": BACKEND, "arithmetic": "pytorch",
             "rng_states": "opaque", "mask_rule": "none", "memory_profile": MEMORY_PROFILE,
             "generator": "torch.default_cpu_generator"}
@@ -71,6 +72,12 @@ def init_distributed():
     # (comm/torch.py:207, build_shm_op) serves inference_all_reduce only (comm/torch.py:292),
     # never checkpointing's all_gather; building it costs minutes on a fresh machine.
     ds_torch_comm.build_shm_op = lambda: None
+    # check-deepspeed --release R: the deepspeed imported must be R; --shim: the bridges asked for.
+    releases.check_release(os.environ.get(releases.RELEASE_ENV, ""), deepspeed.__version__,
+                           os.path.dirname(deepspeed.__file__))
+    if "cpu_stream" in releases.shims():
+        from deepspeed.accelerator import get_accelerator
+        releases.install_cpu_stream(get_accelerator())
     if "RANK" not in os.environ:
         os.environ.update(RANK="0", LOCAL_RANK="0", WORLD_SIZE="1", MASTER_ADDR="127.0.0.1",
                           MASTER_PORT=str(free_port()))
@@ -111,7 +118,10 @@ def worker(a, case_id):
             at = raised_in(e, os.path.dirname(os.path.abspath(deepspeed.__file__)))
             where = f" at deepspeed/{at[0]}:{at[1]}" if at else ""
             msg = f"run '{name}': {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}{where}"
-            print(f"raised: {msg}", file=sys.stderr, flush=True)
+            # One write of the whole line: the ranks share the launcher's stderr pipe, and a
+            # print's text and newline as two writes interleave into one line of both ranks.
+            sys.stderr.write(f"raised: {msg}\n")
+            sys.stderr.flush()
             if os.environ.get("RCTS_DEEPSPEED_TRACEBACK"):
                 import traceback
                 traceback.print_exc()
@@ -141,7 +151,7 @@ def main(argv=None):
         if a.worker:
             return worker(a, parsed.id)[0]
         return launch(a, parsed)
-    except AdapterError as e:  # DumpError among them
+    except (AdapterError, releases.ReleaseError) as e:  # DumpError among them
         print(f"error: {e}", file=sys.stderr)
         return 2
 
@@ -187,7 +197,7 @@ def launch(a, parsed):
     os.makedirs(out_case, exist_ok=True)
     with open(os.path.join(out_case, "ranks.log"), "w") as f:  # every rank's output, for a post-mortem
         f.write(log)
-    said = [l.split("raised: ", 1)[1] for l in log.splitlines() if l.startswith("raised: ")]
+    said = [l.split("raised: ", 1)[1].split("raised: ")[0] for l in log.splitlines() if l.startswith("raised: ")]
     if r.returncode != 0 and said:
         return raised(said[0])
     if r.returncode != 0:
