@@ -37,9 +37,8 @@ TEST(Outcomes, AnUnknownNameIsRefusedNamingItAndTheNamesThereAre) {
   }
 }
 
-CaseResult with(Outcome o, const std::string& id = "c") {
+CaseResult with(Outcome o) {
   CaseResult r;
-  r.id = id;
   r.outcome = o;
   return r;
 }
@@ -89,14 +88,13 @@ TEST(ResultJson, ACheckWritesWhereItFailedAndWhatItLeftUnjudgedOnlyWhenThereAreA
 }
 
 TEST(ResultJson, ACaseAndARunHeaderWriteEveryField) {
-  CaseResult r;
-  r.id = "selective.core_attn.bf16";
-  r.file = "cases/selective/core_attn.bf16.json";
-  r.outcome = Outcome::skip;
-  r.reason = "needs 2 ranks";
-  r.seconds = 0.25;
-  r.backend = "cpu";
-  r.checks = {{"rng", Outcome::pass, "equal"}};
+  const CaseResult r{.id = "selective.core_attn.bf16",
+                     .file = "cases/selective/core_attn.bf16.json",
+                     .outcome = Outcome::skip,
+                     .reason = "needs 2 ranks",
+                     .seconds = 0.25,
+                     .checks = {{"rng", Outcome::pass, "equal"}},
+                     .backend = "cpu"};
   EXPECT_EQ(json(r), (json{{"id", r.id},
                            {"backend", "cpu"},
                            {"file", r.file},
@@ -115,13 +113,13 @@ TEST(ResultJson, ACaseAndARunHeaderWriteEveryField) {
 
 // What the ranks exchange and the report merge reads back (ranks.cpp, merge_reports.cpp).
 TEST(ResultJson, ACaseReadsBackItsOutcomeReasonTimeAndChecks) {
-  CaseResult r;
-  r.id = "full.uniform";
-  r.file = "cases/full/uniform.f32.json";
-  r.outcome = Outcome::xfail;
-  r.reason = "known";
-  r.seconds = 1.5;
-  r.checks = {{"masks", Outcome::fail, "mask 3 differs"}, {"memory", Outcome::skip, "no profile"}};
+  const CaseResult r{.id = "full.uniform",
+                     .file = "cases/full/uniform.f32.json",
+                     .outcome = Outcome::xfail,
+                     .reason = "known",
+                     .seconds = 1.5,
+                     .checks = {{"masks", Outcome::fail, "mask 3 differs"}, {"memory", Outcome::skip, "no profile"}},
+                     .backend = "cpu"};
   const CaseResult back = case_result_from_json(json(r));
   EXPECT_EQ(back.id, r.id);
   EXPECT_EQ(back.file, r.file);
