@@ -31,9 +31,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(ROOT, "adapters", "kit"))
 
-from rcts_adapter_kit.case import selected  # noqa: E402
-from rcts_adapter_kit.drive import (adapter_answer, judge_worlds, need_tools, rcts_baseline, run,  # noqa: E402
-                                    world_sizes)
+from rcts_adapter_kit.drive import (adapter_answer, at_world_sizes, judge_worlds, need_tools,  # noqa: E402
+                                    rcts_baseline, run, world_sizes)
 from rcts_adapter_kit.errors import AdapterError  # noqa: E402
 from rcts_adapter_kit.layout import ERRORED, mark_case  # noqa: E402
 from rcts_adapter_kit.worker import Worker  # noqa: E402
@@ -131,13 +130,9 @@ def main(argv=None):
         if a.update_expectations and (len(worlds) > 1 or not a.expect):
             raise AdapterError(f"--update-expectations needs --expect and one world size (each rcts check writes "
                                f"EXPECT.new), not --ranks {a.ranks}")
-        todo = [(c.id, c.file, w, c.json) for c in selected(a.paths, a.filter) for w in worlds if w in c.ranks]
+        todo = at_world_sizes(a.paths, a.filter, worlds)
     except AdapterError as e:
         print(f"error: {e}", file=sys.stderr)
-        return 2
-    if not todo:
-        print(f"error: nothing selected from {a.paths} by --filter {a.filter!r} at world sizes {worlds}",
-              file=sys.stderr)
         return 2
     try:
         if a.expect:

@@ -397,11 +397,11 @@ class CaseFiles(unittest.TestCase):
         import check_deepspeed
         import check_megatron
         import check_pytorch
+        self.assertIs(check_pytorch.selected, case.selected)
         for driver in (check_pytorch, check_megatron, check_deepspeed):
-            self.assertIs(driver.selected, case.selected, driver.__name__)
             self.assertIs(driver.run, drive.run, driver.__name__)
         for driver in (check_megatron, check_deepspeed):
-            for f in ("rcts_baseline", "adapter_answer", "judge_worlds", "world_sizes", "need_tools"):
+            for f in ("at_world_sizes", "rcts_baseline", "adapter_answer", "judge_worlds", "world_sizes", "need_tools"):
                 self.assertIs(getattr(driver, f), getattr(drive, f), f"{driver.__name__}.{f}")
         self.assertIs(check_pytorch.case_lines, drive.case_lines)
 
@@ -556,6 +556,19 @@ class Drive(unittest.TestCase):
             with self.assertRaises(AdapterError) as e:
                 world_sizes(bad)
             self.assertIn(f"--ranks {bad}: ", str(e.exception))
+
+    def test_at_world_sizes_lists_each_case_at_each_world_size_it_lists(self):
+        from rcts_adapter_kit.drive import at_world_sizes
+        for name, cid, ranks in (("a.json", "rng.one", [1, 2]), ("b.json", "rng.two", [2]), ("c.json", "moe.x", [1])):
+            with open(os.path.join(self.tmp, name), "w") as f:
+                json.dump({"id": cid, "ranks": ranks}, f)
+        a, b = os.path.join(self.tmp, "a.json"), os.path.join(self.tmp, "b.json")
+        self.assertEqual([t[:3] for t in at_world_sizes([self.tmp], "rng.*", [1, 2, 4])],
+                         [("rng.one", a, 1), ("rng.one", a, 2), ("rng.two", b, 2)])
+        self.assertEqual(at_world_sizes([a], "*", [2])[0][3], {"id": "rng.one", "ranks": [1, 2]})
+        with self.assertRaises(AdapterError) as e:
+            at_world_sizes([self.tmp], "rng.*", [4])
+        self.assertEqual(str(e.exception), f"nothing selected from {[self.tmp]} by --filter 'rng.*' at world sizes [4]")
 
     def test_need_tools_names_what_is_missing(self):
         from rcts_adapter_kit.drive import need_tools

@@ -12,6 +12,7 @@ import re
 import subprocess
 import sys
 
+from .case import selected
 from .errors import AdapterError
 from .judge import rcts_check, write_json_output
 from .layout import SKIPPED, case_dir, mark_case
@@ -30,6 +31,16 @@ def world_sizes(text):
                                f"e.g. 1,2)")
         out.append(int(w))
     return out
+
+
+def at_world_sizes(paths, pattern, worlds):
+    """What a driver runs: (case id, case file, world size, case JSON) for every case of
+    `paths` whose id the glob `pattern` matches, at each of `worlds` the case lists;
+    nothing selected is an AdapterError saying from what."""
+    todo = [(c.id, c.file, w, c.json) for c in selected(paths, pattern) for w in worlds if w in c.ranks]
+    if not todo:
+        raise AdapterError(f"nothing selected from {paths} by --filter {pattern!r} at world sizes {worlds}")
+    return todo
 
 
 def need_tools(rcts, python):
