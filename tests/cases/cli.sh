@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The CLI as a user meets it, one CTest per test: cli.sh RCTS CASES DOCS WORK TEST.
+# The CLI as a user meets it, one CTest per test: cli.sh RCTS CASES DOCS WORK TEST [SANITIZER].
 # Each test runs many invocations and checks them all: every broken behaviour is listed,
 # then it exits 1 (0 when none).
 set -uo pipefail
@@ -91,6 +91,91 @@ empty_runs)
   expect run_filter_no_match 2 "$no_match" run "$cases" --filter "selectve.*"
   expect mutants_filter_no_match 2 "$no_match" mutants "$cases" --filter "selectve.*"
   expect mutants_unknown_name 2 "no mutant named 'no_rng_restor'" mutants "$cases" --only no_rng_restor
+  ;;
+# Hostile input files: nesting 100k deep, numbers beyond a double, duplicate keys, invalid
+# UTF-8, a directory as a config. Each is an error (exit 2) naming the file, the JSON path
+# and the value, for run, explain, memory and block; none crashes. The files are written
+# here (100k-deep ones are too big to commit).
+hostile_input)
+  mkdir dir && cp "$cases/full/uniform.bf16.json" dir/
+  python3 - <<'PY'
+deep = '{"id": "x.deep", "description": "d", "config": {"model": {"num_layers": ' + "[" * 100000 + "]" * 100000 + \
+       '}}, "expect": {"golden": true}}'
+files = {
+    "deep_array.json": deep, "dir/zz_deep.json": deep,
+    "deep_object.json": '{"model": ' + '{"a": ' * 100000 + "1" + "}" * 100000 + "}",
+    "huge_number.json": '{"id": "x.huge", "description": "d", "config": {"model": {"hidden_dropout": 1e800}}, '
+                        '"expect": {"golden": true}}',
+    "huge_number_config.json": '{"run": {"steps": 1}, "offload": {"link_latency_us": -1e400}}',
+    "duplicate_key.json": '{"id": "x.a", "description": "d", "id": "x.b", "expect": {"golden": true}}',
+    "duplicate_key_config.json": '{"model": {"num_layers": 2, "hidden_size": 64, "num_layers": 3}}',
+}
+for name, text in files.items():
+    open(name, "w").write(text)
+open("invalid_utf8.json", "wb").write(b'{"id": "x.u", "description": "bad \xff byte", "expect": {"golden": true}}')
+PY
+  deep_msg="/config/model/num_layers(/0)+ = \\[\\.\\.\\.: nested deeper than 64 levels"
+  expect run_deep_array 2 "deep_array.json: $deep_msg" run deep_array.json
+  expect explain_deep_array 2 "deep_array.json: $deep_msg" explain deep_array.json
+  expect run_directory_names_the_file 2 "dir/zz_deep.json: $deep_msg" run dir
+  expect memory_deep_object 2 "deep_object.json: /model(/a)+ = \\{\\.\\.\\.: nested deeper than 64 levels" \
+    memory --config deep_object.json
+  expect run_huge_number 2 \
+    "huge_number.json: /config/model/hidden_dropout = 1e800: number out of range of a double \\(line 1, column 77\\)" \
+    run huge_number.json
+  expect memory_huge_number 2 "huge_number_config.json: /offload/link_latency_us = -1e400: number out of range" \
+    memory --config huge_number_config.json
+  expect run_duplicate_key 2 "duplicate_key.json: /id: duplicate key \"id\"" run duplicate_key.json
+  expect memory_duplicate_key 2 "duplicate_key_config.json: /model/num_layers: duplicate key \"num_layers\"" \
+    memory --config duplicate_key_config.json
+  expect run_invalid_utf8 2 "invalid_utf8.json: /description = '[^']*\\\\x[0-9a-f][0-9a-f][^']*': invalid JSON \\(line 1, column [0-9]+\\): .*ill-formed UTF-8" \
+    run invalid_utf8.json
+  expect memory_config_directory 2 "dir: is a directory, not a config file" memory --config dir
+  expect block_config_directory 2 "dir: is a directory, not a config file" block --config dir
+  ;;
+# Resource limits: configs that would run for ever, exhaust memory or sleep for ever in
+# the link model are refused before they start, naming the case; the memory model
+# reports int64 overflow instead of negative bytes; a bad_alloc is an error of its case
+# and the run goes on. A hang fails by the 60 s timeout.
+limits)
+  write_case() {
+    echo "{\"id\": \"x.$1\", \"description\": \"d\", \"config\": $2, \"expect\": {\"golden\": true}}" >"$1.json"
+  }
+  write_case micro_batches '{"run": {"micro_batches": 1000000000}}'
+  write_case steps '{"run": {"steps": 2147483647}}'
+  write_case layers '{"model": {"num_layers": 1000000000}}'
+  echo '{"id": "x.slow_link", "description": "d", "config": {}, "variants": [{"name": "v", "config": {"offload": {"fine_grained_activation_offloading": true, "offload_modules": ["core_attn"], "min_offloaded_tensor_size": 16, "link_bandwidth_gbps": 1e-12}}}], "expect": {"bitwise": true}}' >slow_link.json
+  write_case big '{"model": {"num_layers": 64, "hidden_size": 65536, "num_attention_heads": 64, "seq_length": 64, "micro_batch_size": 1, "ffn_hidden_size": 65536}}'
+  # A 3 PB weight: over the estimate; with the limits raised, the allocation fails.
+  write_case huge_alloc '{"model": {"num_layers": 1, "hidden_size": 16777216, "num_attention_heads": 1, "seq_length": 1, "micro_batch_size": 1, "ffn_hidden_size": 4}}'
+  echo '{"model": {"num_layers": 1000000000}}' >layers_config.json
+  echo '{"model": {"num_layers": 64, "hidden_size": 65536, "num_attention_heads": 64, "ffn_hidden_size": 65536}}' >big_config.json
+  # 2 * a*s^2*b = 2^63 bytes of softmax output: wrapped to INT64_MIN before.
+  echo '{"model": {"hidden_size": 4096, "num_attention_heads": 4096, "seq_length": 1048576, "micro_batch_size": 1024, "ffn_hidden_size": 4096}}' >overflow_config.json
+  expect micro_batches 1 "run.micro_batches = 1000000000 must be <= 65536 .*\\[run.limit\\]" run micro_batches.json
+  expect steps 1 "run.steps = 2147483647 must be <= 65536 .*\\[run.limit\\]" run steps.json
+  expect layers 1 "model.num_layers = 1000000000 must be <= 1024 .*\\[model.num_layers_limit\\]" run layers.json
+  expect memory_layers 2 "layers_config.json: /model/num_layers = 1000000000: model.num_layers = 1000000000 must be <= 1024" \
+    memory --config layers_config.json
+  expect slow_link 1 "offload.link_bandwidth_gbps = 1e-12 must be 0 \\(strict streams\\) or >= 0.01" run slow_link.json
+  expect explain_slow_link 2 "offload.link_bandwidth_gbps = 1e-12" explain slow_link.json
+  expect over_estimate 1 \
+    "case x.big \\(baseline\\): the run would need an estimated .* over the limit of 8 GiB; raise it with --max-bytes" \
+    run big.json
+  expect block_over_estimate 2 "big_config.json: the run would need an estimated" block --config big_config.json
+  # AddressSanitizer's allocator aborts on an allocation it cannot serve instead of
+  # throwing std::bad_alloc, so this one check runs in plain builds only.
+  if [ "${6:-}" = address ]; then
+    echo "bad_alloc_names_the_case: skipped in the address-sanitizer build (its allocator aborts instead of throwing)"
+  else
+    expect bad_alloc_names_the_case 1 \
+      "case x.huge_alloc \\([^)]*huge_alloc.json\\): out of memory \\(std::bad_alloc\\).*1 passed, 1 failed" \
+      run huge_alloc.json "$cases/full/uniform.bf16.json" --max-bytes 1e30 --max-work 1e30
+  fi
+  expect memory_overflow 2 "memory model: bytes of attention.softmax.output = .* overflows int64" \
+    memory --config overflow_config.json
+  [[ $out =~ " -"[0-9] ]] && fail memory_overflow "printed a negative count:"$'\n'"$out"
+  expect memory_realistic 0 "stored \\(one micro-batch\\)" memory --config "$docs/examples/gpt_s4096_tp2_sp.json"
   ;;
 # `rcts advise`: the recommendation and its figures for the small config of
 # tests/memory_model/advise_test.cpp (hand-derived there), JSON, an infeasible budget
