@@ -24,24 +24,20 @@ size's dumps (one comparison, rcts's): exit 0 when rcts finds every outcome as e
 .rcts-check-deepspeed); only rcts/ and deepspeed-<mode>/ in it are replaced.
 """
 import argparse
-import fnmatch
 import os
-import re
-import subprocess
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(ROOT, "adapters", "kit"))
 
-from rcts_adapter_kit.case import Case, case_files  # noqa: E402
+from rcts_adapter_kit.drive import (adapter_answer, at_world_sizes, judge_worlds, need_tools,  # noqa: E402
+                                    rcts_baseline, run, world_sizes)
 from rcts_adapter_kit.errors import AdapterError  # noqa: E402
-from rcts_adapter_kit.layout import ERRORED, SKIPPED, mark_case  # noqa: E402
+from rcts_adapter_kit.layout import ERRORED, mark_case  # noqa: E402
 from rcts_adapter_kit.worker import Worker  # noqa: E402
-from rcts_adapter_kit.judge import (check_json_output, dump_name, prepare_out, rcts_check,  # noqa: E402
-                                    validate_expectations, write_json_output)
+from rcts_adapter_kit.judge import check_json_output, prepare_out, validate_expectations  # noqa: E402
 MODES = ("plain", "partition", "cpu", "contiguous", "non_reentrant")  # rcts_deepspeed.mechanisms.MODES (no torch imported here)
-MPIRUN = ["mpirun", "--allow-run-as-root", "--oversubscribe", "--bind-to", "none"]
 MARK = ".rcts-check-deepspeed"  # says a directory was made by this script (F15)
 RELEASES = os.path.join(HERE, "releases.txt")
 SHIM_NAMES = ("cpu_stream",)  # rcts_deepspeed.releases.SHIMS (no torch imported here)
@@ -72,45 +68,14 @@ def release_path(release):
     return path
 
 
-def world_sizes(text):
-    """--ranks 1,2 as [1, 2]; anything else is an AdapterError naming the option and value."""
-    out = []
-    for w in text.split(","):
-        if not w.strip().isdigit() or int(w) < 1:
-            raise AdapterError(f"--ranks {text}: {w!r} is not a world size (positive integers separated by commas, "
-                               f"e.g. 1,2)")
-        out.append(int(w))
-    return out
-
-
-def run(cmd, env=None):
-    return subprocess.run(cmd, capture_output=True, text=True, env=env)
-
-
-def world_cmd(world, cmd):
-    return cmd if world == 1 else MPIRUN + ["-n", str(world)] + cmd
-
-
 def one(a, cid, f, world, case):
     """(outcome, failing, details) of one case at one world size where the adapter or rcts
     run decided it (skip, error); None where the world size's rcts check decides."""
     rcts_root = os.path.join(a.out, "rcts", f"{cid}.w{world}")
     out_root = os.path.join(a.out, f"deepspeed-{a.mode}", f"w{world}")  # every case at this world size: rcts check --expect judges it
-    r = run(world_cmd(world, [a.rcts, "run", f, "--backend", "cpu", "--dump", rcts_root]))
-    rcts_case = os.path.join(rcts_root, dump_name(cid))
-    if not os.path.isdir(rcts_case):
-        skipped = re.search(r"\bSKIP\s.*", r.stdout)
-        if skipped:  # no baseline to start from (e.g. a case for a GPU backend): the dumps say so
-            why = f"rcts itself skips it here: {skipped.group(0)}"
-            mark_case(out_root, cid, SKIPPED, why)
-            return "skip", [], [why]
-        missing = re.search(r"dumps of [^\[]* are not implemented yet", r.stdout + r.stderr)
-        if missing:  # rcts cannot write the baseline this adapter starts from (pipeline parallelism)
-            why = f"rcts writes no dump of it: {missing.group(0)}"
-            mark_case(out_root, cid, SKIPPED, why)
-            return "skip", [], [why]
-        return "error", [], [f"rcts run --dump: {(r.stdout + r.stderr).strip()[-300:]}"]
-    env = adapter_env(a)
+    decided = rcts_baseline(a.rcts, f, cid, rcts_root, world, out_root)
+    if decided:
+        return decided
     argv = [f, "--rcts-dump", rcts_root, "--out", out_root, "--world-size", str(world), "--mode", a.mode]
     if world == 1 and a.worker is not None:  # one process serves every one-rank case (imports once)
         ad, failure = a.worker.run(argv)
@@ -118,13 +83,8 @@ def one(a, cid, f, world, case):
             mark_case(out_root, cid, ERRORED, failure)
             return "error", [], [failure[:400]]
     else:
-        ad = run([a.python, "-m", "rcts_deepspeed"] + argv, env=env)
-    if ad.returncode != 0:  # DeepSpeed raised (its ERRORED marker says so to rcts check), or bad input
-        said = [l for l in (ad.stdout + ad.stderr).splitlines() if l.startswith(f"raised: {cid}: ")]
-        return "error", [], [said[-1].split(": ", 2)[2] if said else (ad.stdout + ad.stderr).strip()[-400:]]
-    if ad.stdout.startswith("skip:"):
-        return "skip", [], [ad.stdout.strip().split(": ", 2)[-1]]
-    return None
+        ad = run([a.python, "-m", "rcts_deepspeed"] + argv, env=adapter_env(a))
+    return adapter_answer(ad, cid)
 
 
 def adapter_env(a):
@@ -163,30 +123,16 @@ def main(argv=None):
     ap.add_argument("--no-worker", action="store_true", help="one adapter process per one-rank case")
     ap.add_argument("--case-timeout", type=float, default=1800, help="seconds the worker may take over one case")
     a = ap.parse_args(argv)
-    if not os.access(a.rcts, os.X_OK):
-        print(f"error: no rcts binary at {a.rcts} (build it, or pass --rcts / set RCTS_BUILD_DIR)", file=sys.stderr)
-        return 2
-    if not os.access(a.python, os.X_OK):
-        print(f"error: no Python at {a.python} (scripts/python-env makes build/venv; or set RCTS_VENV)",
-              file=sys.stderr)
-        return 2
     try:
+        need_tools(a.rcts, a.python)
         worlds = world_sizes(a.ranks)
         a.deepspeed_path = release_path(a.release) if a.release else ""
         if a.update_expectations and (len(worlds) > 1 or not a.expect):
             raise AdapterError(f"--update-expectations needs --expect and one world size (each rcts check writes "
                                f"EXPECT.new), not --ranks {a.ranks}")
-        todo = []
-        for f in case_files(a.paths):
-            case = Case(f)
-            if fnmatch.fnmatchcase(case.id, a.filter):
-                todo.extend((case.id, f, w, case.json) for w in worlds if w in case.ranks)
+        todo = at_world_sizes(a.paths, a.filter, worlds)
     except AdapterError as e:
         print(f"error: {e}", file=sys.stderr)
-        return 2
-    if not todo:
-        print(f"error: nothing selected from {a.paths} by --filter {a.filter!r} at world sizes {worlds}",
-              file=sys.stderr)
         return 2
     try:
         if a.expect:
@@ -196,7 +142,10 @@ def main(argv=None):
         a.worker = None if a.no_worker else Worker([a.python, "-m", "rcts_deepspeed"], env=adapter_env(a),
                                                    timeout=a.case_timeout)
         try:
-            return judge_all(a, todo, worlds)
+            return judge_worlds(todo, worlds, lambda *c: one(a, *c), tool="check-deepspeed", rcts=a.rcts,
+                                dumps_root=os.path.join(a.out, f"deepspeed-{a.mode}"), expect=a.expect,
+                                case_filter=a.filter, update=a.update_expectations, details=a.details,
+                                json_out=a.json)
         finally:
             if a.worker:
                 a.worker.close()
@@ -204,57 +153,6 @@ def main(argv=None):
         print(f"error: {e}", file=sys.stderr)
         return 2
 
-
-def judge_all(a, todo, worlds):
-    results = {}
-    for cid, f, w, case in todo:
-        decided = one(a, cid, f, w, case)
-        print(f"check-deepspeed: w{w} {cid}: {decided[0] if decided else 'ran'}", file=sys.stderr, flush=True)
-        results[(cid, w)] = decided
-    ok = True
-    for w in worlds:
-        files = sorted({f for cid, f, ww, _ in todo if ww == w})
-        if not files:
-            continue
-        dumps = os.path.join(a.out, f"deepspeed-{a.mode}", f"w{w}")
-        os.makedirs(dumps, exist_ok=True)
-        # One rcts check over this world size's dumps: every case's outcome, and with --expect
-        # rcts's verdicts (its comparison is the only one).
-        j = rcts_check(a.rcts, dumps, os.path.join(a.out, f"deepspeed-{a.mode}", f"w{w}.json"), files, a.expect,
-                       case_filter=a.filter, launcher=MPIRUN + ["-n", str(w)] if w > 1 else (),
-                       update=a.update_expectations)
-        if a.expect:
-            if j.report is None or "expectations" not in j.report:
-                raise AdapterError(f"rcts check --expect {a.expect} wrote no report: {j.text.strip()[-400:]}")
-            ok &= j.returncode == 0
-        for (cid, ww), decided in list(results.items()):
-            if ww != w:
-                continue
-            outcome, failing, details = decided or j.case(cid)[:3]
-            res = results[(cid, w)] = {"case": cid, "ranks": w, "outcome": outcome, "failing": failing,
-                                       "details": details, "verdict": None}
-            if a.expect:
-                res["verdict"] = j.case(cid)[3] or "error"
-            else:
-                res["verdict"] = "pass" if res["outcome"] in ("pass", "skip") else "regression"
-                ok &= res["verdict"] == "pass"
-            v = res["verdict"]
-            mark = "" if v in ("pass", "expected-fail", "expected-skip", "expected-error", "not-applicable", "xfail") else f"   <-- {v}"
-            print(f"{res['outcome'].upper():5} w{w} {cid}" + (f"  [{', '.join(res['failing'])}]" if res["failing"] else "") +
-                  (f"  ({res['details'][0][:200]})" if res["outcome"] in ("skip", "error") and res["details"] else "")
-                  + mark, flush=True)
-            if a.details and res["outcome"] == "fail":
-                for d in res["details"]:
-                    print(f"      {d[:400]}")
-        if a.expect:
-            print(j.expectations_text())
-    counts = {}
-    for res in results.values():
-        counts[res["verdict"]] = counts.get(res["verdict"], 0) + 1
-    print("summary: " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())))
-    if a.json:
-        write_json_output(a.json, list(results.values()))
-    return 0 if ok else 1
 
 if __name__ == "__main__":
     sys.exit(main())

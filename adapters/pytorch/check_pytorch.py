@@ -19,31 +19,26 @@ stale entry); without --expect, exit 0 when nothing errored. Exit 2: bad input.
 DIR is ever deleted.
 """
 import argparse
-import fnmatch
 import json
 import os
 import re
-import subprocess
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(ROOT, "adapters", "kit"))
 
-from rcts_adapter_kit.case import Case, case_files  # noqa: E402
+from rcts_adapter_kit.case import selected  # noqa: E402
+from rcts_adapter_kit.drive import case_lines, run  # noqa: E402
 from rcts_adapter_kit.errors import AdapterError  # noqa: E402
-from rcts_adapter_kit.judge import (check_json_output, dump_name, prepare_out as prepare_dir, rcts_check,  # noqa: E402
+from rcts_adapter_kit.judge import (check_json_output, prepare_out as prepare_dir, rcts_check,  # noqa: E402
                                     validate_expectations, write_json_output)
-from rcts_adapter_kit.layout import ERRORED, SKIPPED, mark_case  # noqa: E402
+from rcts_adapter_kit.layout import ERRORED, SKIPPED, case_dir, mark_case  # noqa: E402
 from rcts_adapter_kit.worker import Worker  # noqa: E402
 
 MODES = ("reentrant", "non_reentrant", "sac", "compile")
 DEFAULT_MODES = "reentrant,non_reentrant,sac"
 MARK = ".rcts-check-pytorch"  # says a directory was made by this script (F15)
-
-
-def run(cmd, env=None):
-    return subprocess.run(cmd, capture_output=True, text=True, env=env)
 
 
 def prepare_out(out, modes):
@@ -87,7 +82,7 @@ def run_case(a, cid, f, modes, rcts_root, worker, adapter_cmd, env):
     r = run([a.rcts, "run", f, "--backend", "cpu", "--dump", rcts_case])
     skipped = re.search(r"\bSKIP\s.*", r.stdout)
     pre = None
-    if skipped and not os.path.isdir(os.path.join(rcts_case, dump_name(cid))):
+    if skipped and not os.path.isdir(case_dir(rcts_case, cid)):
         # No baseline to start from (e.g. a case for a GPU backend): the mode dumps say so.
         pre = ("skip", [f"rcts itself skips it here: {skipped.group(0)}"])
         for mode in modes:
@@ -161,11 +156,7 @@ def check(a):
         if mode in expect:
             raise AdapterError(f"{path}: /implementation: {impl!r} is also {expect[mode]}'s")
         expect[mode] = path
-    files = []
-    for f in case_files(a.paths):
-        cid = Case(f).id
-        if fnmatch.fnmatchcase(cid, a.filter):
-            files.append((cid, f))
+    files = [(c.id, c.file) for c in selected(a.paths, a.filter)]
     if not files:
         raise AdapterError(f"no case selected from {a.paths} by --filter {a.filter!r}")
     for path in expect.values():
@@ -210,17 +201,8 @@ def check(a):
         ok &= good
         for cid in results:
             res = results[cid][mode]
-            verdict = res["verdict"] = verdicts[cid]
-            mark = "" if verdict in ("pass", "expected-fail", "expected-skip", "expected-error", "not-applicable", "xfail") \
-                else f"   <-- {verdict}"
-            print(f"{res['outcome'].upper():5} {mode:13} {cid}" + (f"  [{', '.join(res['failing'])}]" if res["failing"]
-                                                                  else "") +
-                  (f"  ({res['details'][0]})" if res["outcome"] in ("skip", "error") and res["details"] else "") + mark)
-            for line in res["checks"]:
-                print(f"      {line}")
-            if a.details and res["outcome"] == "fail":
-                for d in res["details"]:
-                    print(f"      {d}")
+            res["verdict"] = verdicts[cid]
+            print("\n".join(case_lines(cid, f"{mode:13}", res, a.details)))
     for mode in modes:
         counts = {}
         for cid in results:

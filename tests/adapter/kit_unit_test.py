@@ -392,15 +392,33 @@ class CaseFiles(unittest.TestCase):
         self.assertIn("missing.json: no such case file or directory", str(e.exception))
 
     def test_every_driver_uses_the_kits(self):
-        from rcts_adapter_kit import case, judge
+        from rcts_adapter_kit import case, drive
         sys.path[:0] = [os.path.join(HERE, "..", "..", "adapters", d) for d in ("pytorch", "megatron", "deepspeed")]
         import check_deepspeed
         import check_megatron
         import check_pytorch
+        self.assertIs(check_pytorch.selected, case.selected)
         for driver in (check_pytorch, check_megatron, check_deepspeed):
-            self.assertIs(driver.case_files, case.case_files, driver.__name__)
-            self.assertIs(driver.Case, case.Case, driver.__name__)
-            self.assertIs(driver.rcts_check, judge.rcts_check, driver.__name__)
+            self.assertIs(driver.run, drive.run, driver.__name__)
+        for driver in (check_megatron, check_deepspeed):
+            for f in ("at_world_sizes", "rcts_baseline", "adapter_answer", "judge_worlds", "world_sizes", "need_tools"):
+                self.assertIs(getattr(driver, f), getattr(drive, f), f"{driver.__name__}.{f}")
+        self.assertIs(check_pytorch.case_lines, drive.case_lines)
+
+    def test_selected_reads_each_case_and_filters_by_id(self):
+        from rcts_adapter_kit.case import selected
+        d = tempfile.mkdtemp()
+        self.addCleanup(lambda: __import__("shutil").rmtree(d))
+        for name, cid in (("a.json", "rng.one"), ("b.json", "memory.two"), ("c.json", "rng.three")):
+            with open(os.path.join(d, name), "w") as f:
+                json.dump({"id": cid, "ranks": [1, 2]}, f)
+        self.assertEqual([(c.id, c.file) for c in selected([d], "rng.*")],
+                         [("rng.one", os.path.join(d, "a.json")), ("rng.three", os.path.join(d, "c.json"))])
+        self.assertEqual([c.id for c in selected([d])], ["rng.one", "memory.two", "rng.three"])
+        with open(os.path.join(d, "b.json"), "w") as f:
+            json.dump({"id": "memory.two", "colour": 1}, f)
+        with self.assertRaises(AdapterError):  # filtered out or not, a bad case file is refused
+            selected([d], "rng.*")
 
 
 # What only the kit may do (docs/adapter-contract.md): write dump files, find case files,
@@ -409,7 +427,8 @@ KIT_ONLY = (
     (r"\bnp\.save\b|\bnumpy\.save\b|\btorch\.save\b|\.npy\b|[\"']dump\.json[\"']", "writes dump files"),
     (r"\bos\.walk\b|\bos\.listdir\b|\bos\.scandir\b|^\s*import glob\b|\bglob\.glob\b", "finds files itself"),
     (r"\bsum\(.*\[[\"'](bytes|nbytes)[\"']\]|\.element_size\(\)", "sums bytes itself"),
-    (r"^\s*def (write_run|case_files|rcts_runs|held_bytes|bytes_per_layer|safe_stem|outcome|check_outcome)\b",
+    (r"^\s*def (write_run|case_files|rcts_runs|held_bytes|bytes_per_layer|safe_stem|outcome|check_outcome|world_sizes"
+     r"|world_cmd|rcts_baseline|adapter_answer|case_lines|judge_all|judge_worlds)\b",
      "defines a kit function again"),
 )
 
@@ -447,7 +466,8 @@ class KitOnly(unittest.TestCase):
         planted = ["np.save(os.path.join(d, 't.npy'), a)", "with open(os.path.join(d, 'dump.json'), 'w') as f:",
                    "for d, _, fs in os.walk(root):", "names = os.listdir(root)", "import glob",
                    "held = sum(e['bytes'] for e in saves)", "n = t.numel() * t.element_size()",
-                   "def case_files(paths):", "def check_outcome(j, cid):", "    def held_bytes(self):"]
+                   "def case_files(paths):", "def check_outcome(j, cid):", "    def held_bytes(self):",
+                   "def world_sizes(text):", "def judge_all(a, todo, worlds):"]
         for line in planted:
             self.assertEqual(len(kit_only_uses("x.py", "import os\n" + line + "\n")), 1, line)
         self.assertEqual(kit_only_uses("x.py", "x = 1  # np.save is the kit's\nap.add_argument('--filter', help='glob')\n"
@@ -462,9 +482,9 @@ class Outcomes(unittest.TestCase):
         sys.path[:0] = [os.path.join(HERE, "..", "..", "adapters", d) for d in ("pytorch", "megatron")]
         import check_megatron
         import check_pytorch
-        from rcts_adapter_kit import judge
+        from rcts_adapter_kit import drive, judge
         self.assertIs(check_pytorch.rcts_check, judge.rcts_check)
-        self.assertIs(check_megatron.rcts_check, judge.rcts_check)
+        self.assertIs(check_megatron.judge_worlds, drive.judge_worlds)
         d = tempfile.mkdtemp()
         self.addCleanup(lambda: __import__("shutil").rmtree(d))
         report = {"cases": [
@@ -486,6 +506,233 @@ class Outcomes(unittest.TestCase):
             ["memory: judged 1 run, 1 fail", "bitwise: judged 3 runs, all pass"]))
         self.assertEqual(check_pytorch.outcome_of(j, "c.y"), ("pass", [], [], ["rng: judged 2 runs, all pass"]))
         self.assertEqual(len(j.judged()), 3)
+
+
+class DumpLayout(unittest.TestCase):
+    """One rule for where a case's dumps lie below a dump root (docs/dump-format.md:
+    ROOT/<case>/<backend>/rank<r>/<run>/): the writer's run_dir, the reader's rcts_runs and
+    the markers all go through layout.case_dir / rank_dir."""
+
+    def test_the_writer_and_the_reader_agree_on_every_component(self):
+        from rcts_adapter_kit import layout
+        from rcts_adapter_kit.case import rcts_runs
+        from rcts_adapter_kit.dump import run_dir
+        root = tempfile.mkdtemp()
+        self.addCleanup(lambda: __import__("shutil").rmtree(root))
+        self.assertEqual(layout.case_dir(root, "a/b.c"), os.path.join(root, "a_b.c"))
+        self.assertEqual(layout.rank_dir(root, "a/b.c", "cpu", 3), os.path.join(root, "a_b.c", "cpu", "rank3"))
+        self.assertEqual(run_dir(root, "a/b.c", "c pu", "base line", 1),
+                         os.path.join(root, "a_b.c", "c_pu", "rank1", "base_line"))
+        for run, rank in (("baseline", 0), ("full recompute", 0), ("baseline", 1)):
+            d = run_dir(root, "a/b.c", "cpu", run, rank)
+            os.makedirs(d)
+            with open(os.path.join(d, layout.MANIFEST), "w") as f:
+                json.dump({"run": {"name": run, "role": "baseline"}, "config": {}}, f)
+        self.assertEqual({k: v[0] for k, v in rcts_runs(root, "a/b.c").items()},
+                         {"baseline": run_dir(root, "a/b.c", "cpu", "baseline"),
+                          "full recompute": run_dir(root, "a/b.c", "cpu", "full recompute")})
+        self.assertEqual(list(rcts_runs(root, "a/b.c", "cpu", 1)), ["baseline"])
+        self.assertEqual(layout.mark_case(root, "x/y", layout.SKIPPED, "why"), layout.case_dir(root, "x/y"))
+
+
+class Drive(unittest.TestCase):
+    """rcts_adapter_kit.drive: what the drivers share, against stub rcts binaries."""
+
+    def setUp(self):
+        self.tmp = tempfile.mkdtemp()
+        self.addCleanup(lambda: __import__("shutil").rmtree(self.tmp, ignore_errors=True))
+
+    def stub(self, name, body):
+        path = os.path.join(self.tmp, name)
+        with open(path, "w") as f:
+            f.write("#!/bin/sh\n" + body)
+        os.chmod(path, 0o755)
+        return path
+
+    def test_world_sizes(self):
+        from rcts_adapter_kit.drive import world_sizes
+        self.assertEqual(world_sizes("1,2, 4"), [1, 2, 4])
+        for bad in ("0", "1,x", "", "-1"):
+            with self.assertRaises(AdapterError) as e:
+                world_sizes(bad)
+            self.assertIn(f"--ranks {bad}: ", str(e.exception))
+
+    def test_at_world_sizes_lists_each_case_at_each_world_size_it_lists(self):
+        from rcts_adapter_kit.drive import at_world_sizes
+        for name, cid, ranks in (("a.json", "rng.one", [1, 2]), ("b.json", "rng.two", [2]), ("c.json", "moe.x", [1])):
+            with open(os.path.join(self.tmp, name), "w") as f:
+                json.dump({"id": cid, "ranks": ranks}, f)
+        a, b = os.path.join(self.tmp, "a.json"), os.path.join(self.tmp, "b.json")
+        self.assertEqual([t[:3] for t in at_world_sizes([self.tmp], "rng.*", [1, 2, 4])],
+                         [("rng.one", a, 1), ("rng.one", a, 2), ("rng.two", b, 2)])
+        self.assertEqual(at_world_sizes([a], "*", [2])[0][3], {"id": "rng.one", "ranks": [1, 2]})
+        with self.assertRaises(AdapterError) as e:
+            at_world_sizes([self.tmp], "rng.*", [4])
+        self.assertEqual(str(e.exception), f"nothing selected from {[self.tmp]} by --filter 'rng.*' at world sizes [4]")
+
+    def test_need_tools_names_what_is_missing(self):
+        from rcts_adapter_kit.drive import need_tools
+        exe = self.stub("exe", "")
+        need_tools(exe, exe)
+        with self.assertRaisesRegex(AdapterError, "no rcts binary at /nowhere/rcts"):
+            need_tools("/nowhere/rcts", exe)
+        with self.assertRaisesRegex(AdapterError, "no Python at /nowhere/python"):
+            need_tools(exe, "/nowhere/python")
+
+    def test_on_ranks(self):
+        from rcts_adapter_kit.drive import MPIRUN, on_ranks
+        self.assertEqual(on_ranks(1, ["rcts", "run"]), ["rcts", "run"])
+        self.assertEqual(on_ranks(3, ["rcts", "run"]), MPIRUN + ["-n", "3", "rcts", "run"])
+
+    def test_rcts_baseline_skips_errs_or_leaves_the_case_to_the_adapter(self):
+        from rcts_adapter_kit.drive import rcts_baseline
+        from rcts_adapter_kit.layout import SKIPPED
+        dumps, out = os.path.join(self.tmp, "dumps"), os.path.join(self.tmp, "out")
+
+        def baseline(body):
+            return rcts_baseline(self.stub("rcts", 'echo "$*" > "$0.argv"\n' + body), "c.json", "c/x", dumps, 1, out)
+
+        def marker():
+            p = os.path.join(out, "c_x", SKIPPED)
+            return open(p).read() if os.path.exists(p) else None
+
+        # The dump is there: the adapter decides, whatever rcts printed.
+        self.assertIsNone(baseline('mkdir -p "$6/c_x"; echo "[1/1] SKIP c/x [cpu]: a variant"; exit 1\n'))
+        self.assertEqual(open(os.path.join(self.tmp, "rcts.argv")).read().split(),
+                         ["run", "c.json", "--backend", "cpu", "--dump", dumps])
+        self.assertIsNone(marker())
+        __import__("shutil").rmtree(dumps)
+        why = "rcts itself skips it here: SKIP c/x [cuda-cudnn]: not built"
+        self.assertEqual(baseline('mkdir -p "$6/other"; echo "[1/1] SKIP c/x [cuda-cudnn]: not built"\n'),
+                         ("skip", [], [why]))
+        self.assertEqual(marker(), why + "\n")
+        why = "rcts writes no dump of it: dumps of pipeline parallelism are not implemented yet"
+        self.assertEqual(baseline('echo "error: dumps of pipeline parallelism are not implemented yet [c/x]" >&2\n'
+                                  "exit 2\n"), ("skip", [], [why]))
+        self.assertEqual(marker(), why + "\n")
+        __import__("shutil").rmtree(out)
+        self.assertEqual(baseline('echo "SKIP on stderr is no skip" >&2\nexit 3\n'),
+                         ("error", [], ["rcts run --dump: SKIP on stderr is no skip"]))
+        self.assertEqual(baseline("printf 'x%.0s' $(seq 400); exit 3\n"), ("error", [], ["rcts run --dump: " + "x" * 300]))
+        self.assertIsNone(marker())
+
+    def test_adapter_answer(self):
+        from subprocess import CompletedProcess
+        from rcts_adapter_kit.drive import adapter_answer
+
+        def answer(rc, out, err=""):
+            return adapter_answer(CompletedProcess([], rc, out, err), "c.x")
+        self.assertIsNone(answer(0, "wrote: c.x: 3 runs x 1 rank\n"))
+        self.assertEqual(answer(0, "skip: c.x: MoE: not modelled: here\n"), ("skip", [], ["MoE: not modelled: here"]))
+        self.assertEqual(answer(1, "", "noise\nraised: c.x: first\nraised: c.x: torch raised: IndexError: 3\n"),
+                         ("error", [], ["torch raised: IndexError: 3"]))
+        self.assertEqual(answer(1, "raised: c.other: not mine\n", "y" * 500),
+                         ("error", [], [("raised: c.other: not mine\n" + "y" * 500)[-400:]]))
+        self.assertEqual(answer(2, "skip: c.x: printed, then exit 2\n"),
+                         ("error", [], ["skip: c.x: printed, then exit 2"]))
+
+    def test_case_lines(self):
+        from rcts_adapter_kit.drive import AS_EXPECTED, case_lines
+        fail = {"outcome": "fail", "failing": ["bitwise", "masks"], "details": ["bitwise: 3 differ", "masks: " + "m" * 9],
+                "verdict": "regression", "checks": ["bitwise: judged 2 runs"]}
+        self.assertEqual(case_lines("c.x", "w2", fail), ["FAIL  w2 c.x  [bitwise, masks]   <-- regression",
+                                                          "      bitwise: judged 2 runs"])
+        self.assertEqual(case_lines("c.x", "w2", fail, details=True, cut=(None, 10))[2:],
+                         ["      bitwise: 3", "      masks: mmm"])
+        skip = {"outcome": "skip", "failing": [], "details": ["s" * 300], "verdict": "expected-skip"}
+        self.assertEqual(case_lines("c.y", f"{'sac':13}", skip, details=True, cut=(200, 400)),
+                         [f"SKIP  sac           c.y  ({'s' * 200})"])
+        self.assertEqual(case_lines("c.y", "w1", dict(skip, outcome="pass"))[0], "PASS  w1 c.y")
+        self.assertEqual(AS_EXPECTED, ("pass", "expected-fail", "expected-skip", "expected-error", "not-applicable",
+                                       "xfail"))
+        for v in AS_EXPECTED:
+            self.assertNotIn("<--", case_lines("c", "w1", dict(skip, verdict=v))[0], v)
+        for v in ("regression", "unexpected-pass", "different-failure", "unexpected-skip", "error"):
+            self.assertTrue(case_lines("c", "w1", dict(skip, verdict=v))[0].endswith(f"   <-- {v}"), v)
+
+    def test_summary_counts_each_verdict(self):
+        from rcts_adapter_kit.drive import summary
+        self.assertEqual(summary([{"verdict": v} for v in ("regression", "pass", "pass", "expected-fail")]),
+                         "summary: expected-fail 1, pass 2, regression 1")
+
+    def judge(self, report, text, rc, todo, decided, worlds=(1,), **kw):
+        import contextlib
+        import io
+        from rcts_adapter_kit.drive import judge_worlds
+        with open(os.path.join(self.tmp, "report.json"), "w") as f:
+            json.dump(report, f)
+        with open(os.path.join(self.tmp, "text"), "w") as f:
+            f.write(text)
+        rcts = self.stub("rcts", f'echo "$*" > "$0.argv"\nwhile [ "$1" != --json ]; do shift; done\n'
+                                 f'cp {self.tmp}/report.json "$2"\ncat {self.tmp}/text\nexit {rc}\n')
+        asked, out, err = [], io.StringIO(), io.StringIO()
+
+        def decide(*c):
+            asked.append(c)
+            return decided.get(c[0])
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            got = judge_worlds(todo, list(worlds), decide, tool="check-x", rcts=rcts, dumps_root=os.path.join(self.tmp, "d"),
+                               **kw)
+        self.assertEqual(asked, todo)
+        return got, out.getvalue(), err.getvalue()
+
+    TODO = [("c.s", "s.json", 1, {}), ("c.x", "x.json", 1, {}), ("c.y", "x.json", 1, {})]
+    REPORT = {"cases": [{"id": "c.x", "outcome": "fail", "checks": [
+        {"kind": "memory", "outcome": "fail", "detail": "layer 0 holds 8 bytes more"}]},
+        {"id": "c.y", "outcome": "pass", "checks": []}]}
+
+    def test_judge_worlds_without_expectations(self):
+        dumps = os.path.join(self.tmp, "d", "w1")
+        json_out = os.path.join(self.tmp, "out.json")
+        rc, out, err = self.judge(self.REPORT, "", 1, self.TODO, {"c.s": ("skip", [], ["no baseline"])},
+                                  details=True, json_out=json_out, case_filter="c.*")
+        self.assertEqual(rc, 1)
+        self.assertEqual(out, "SKIP  w1 c.s  (no baseline)\nFAIL  w1 c.x  [memory]   <-- regression\n"
+                              "      memory: layer 0 holds 8 bytes more\nPASS  w1 c.y\n"
+                              "summary: pass 2, regression 1\n")
+        self.assertEqual(err, "check-x: w1 c.s: skip\ncheck-x: w1 c.x: ran\ncheck-x: w1 c.y: ran\n")
+        self.assertEqual(open(os.path.join(self.tmp, "rcts.argv")).read().split(),
+                         ["check", dumps, "--json", dumps + ".json", "--cases", "s.json", "x.json",
+                          "--filter", "c.*"])
+        with open(json_out) as f:
+            self.assertEqual(json.load(f)[1], {"case": "c.x", "ranks": 1, "outcome": "fail", "failing": ["memory"],
+                                               "details": ["memory: layer 0 holds 8 bytes more"],
+                                               "verdict": "regression"})
+        rc, out, _ = self.judge(self.REPORT, "", 0, self.TODO[2:], {})
+        self.assertEqual((rc, out), (0, "PASS  w1 c.y\nsummary: pass 1\n"))
+
+    def test_judge_worlds_runs_rcts_check_at_each_world_size(self):
+        from unittest import mock
+        from rcts_adapter_kit.drive import MPIRUN
+        self.stub("mpirun", f'echo "$*" > {self.tmp}/mpirun.argv\nshift {len(MPIRUN) + 1}\nexec "$@"\n')
+        todo = [("c.x", "x.json", 2, {}), ("c.y", "y.json", 1, {})]
+        with mock.patch.dict(os.environ, PATH=self.tmp + os.pathsep + os.environ["PATH"]):
+            rc, out, _ = self.judge(self.REPORT, "", 0, todo, {}, worlds=(2, 3, 1))
+        self.assertEqual(out, "FAIL  w2 c.x  [memory]   <-- regression\nPASS  w1 c.y\n"
+                              "summary: pass 1, regression 1\n")
+        argv = open(os.path.join(self.tmp, "mpirun.argv")).read().split()
+        self.assertEqual(argv[:len(MPIRUN) + 2], MPIRUN[1:] + ["-n", "2", os.path.join(self.tmp, "rcts")])
+        self.assertEqual(argv[-3:], [os.path.join(self.tmp, "d", "w2.json"), "--cases", "x.json"])
+        self.assertFalse(os.path.exists(os.path.join(self.tmp, "d", "w3")), "no rcts check where nothing ran")
+
+    def test_judge_worlds_takes_rcts_verdicts_with_expectations(self):
+        report = {"expectations": {}, "cases": [
+            dict(self.REPORT["cases"][0], expectation={"verdict": "expected-fail"}),
+            dict(self.REPORT["cases"][1], expectation={"verdict": "unexpected-pass"})]}
+        text = "[1/2] FAIL c.x\nexpectations  e.json: 1 unexpected-pass\n  c.y: unexpected-pass\n"
+        rc, out, _ = self.judge(report, text, 1, self.TODO, {"c.s": ("skip", [], ["no baseline"])}, expect="e.json",
+                                update=True)
+        self.assertEqual(rc, 1)
+        self.assertEqual(out, "SKIP  w1 c.s  (no baseline)   <-- error\nFAIL  w1 c.x  [memory]\n"
+                              "PASS  w1 c.y   <-- unexpected-pass\n"
+                              "expectations  e.json: 1 unexpected-pass\n  c.y: unexpected-pass\n"
+                              "summary: error 1, expected-fail 1, unexpected-pass 1\n")
+        self.assertEqual(open(os.path.join(self.tmp, "rcts.argv")).read().split()[-3:],
+                         ["--expect", "e.json", "--update-expectations"])
+        rc, out, _ = self.judge(report, text, 0, self.TODO[1:2], {}, expect="e.json")
+        self.assertEqual(rc, 0)
+        with self.assertRaisesRegex(AdapterError, "(?s)rcts check --expect e.json wrote no report: .*unexpected-pass"):
+            self.judge(self.REPORT, text, 0, self.TODO, {}, expect="e.json")
 
 
 class EndOfForward(unittest.TestCase):

@@ -5,6 +5,7 @@
 
 #include "reference/config/config_error.hpp"
 #include "reference/memory_model/activation_memory.hpp"
+#include "tests/support/configs.hpp"
 
 namespace rcts {
 namespace {
@@ -22,14 +23,9 @@ MemoryDims dims(int64_t s, int64_t b, int64_t h, int64_t a, int64_t t = 1, bool 
 }
 
 Config config(int L, int64_t s = 16, int64_t b = 2, int64_t h = 64, int64_t a = 4) {
-  Config c;
-  c.model.num_layers = L;
-  c.model.seq_length = static_cast<int>(s);
-  c.model.micro_batch_size = static_cast<int>(b);
-  c.model.hidden_size = static_cast<int>(h);
-  c.model.num_attention_heads = static_cast<int>(a);
-  c.model.ffn_hidden_size = static_cast<int>(4 * h);
-  return c;
+  return test_support::dense({.layers = L, .hidden = static_cast<int>(h), .heads = static_cast<int>(a),
+                              .seq = static_cast<int>(s), .micro_batch = static_cast<int>(b),
+                              .ffn = static_cast<int>(4 * h)});
 }
 
 std::vector<std::string> names(const LayerMemory& l) {

@@ -14,18 +14,13 @@
 #include <gtest/gtest.h>
 
 #include "reference/memory_model/activation_memory.hpp"
+#include "tests/support/configs.hpp"
 
 namespace rcts {
 namespace {
 
 Config mla_config(int q_lora_rank = 12) {
-  Config c;
-  c.model.num_layers = 1;
-  c.model.seq_length = 8;
-  c.model.micro_batch_size = 2;
-  c.model.hidden_size = 32;
-  c.model.num_attention_heads = 2;
-  c.model.ffn_hidden_size = 128;
+  Config c = test_support::dense({.layers = 1, .hidden = 32, .ffn = 128});
   c.model.multi_latent_attention = true;
   c.model.q_lora_rank = q_lora_rank;
   c.model.kv_lora_rank = 10;

@@ -6,9 +6,10 @@
 
 #include "reference/config/config.hpp"
 #include "reference/memory_model/activation_memory.hpp"
-#include "reference/memory_model/checkpoint_math.hpp"
 #include "reference/memory_model/checked_math.hpp"
+#include "reference/memory_model/checkpoint_math.hpp"
 #include "reference/memory_model/report.hpp"
+#include "tests/support/configs.hpp"
 
 namespace rcts {
 namespace {
@@ -16,13 +17,7 @@ namespace {
 constexpr int kI32Max = 2147483647;
 
 Config config(int h, int a, int s, int b, int ffn) {
-  Config c;
-  c.model.hidden_size = h;
-  c.model.num_attention_heads = a;
-  c.model.seq_length = s;
-  c.model.micro_batch_size = b;
-  c.model.ffn_hidden_size = ffn;
-  return c;
+  return test_support::dense({.hidden = h, .heads = a, .seq = s, .micro_batch = b, .ffn = ffn});
 }
 
 // 2 * a*s^2*b = 2^63: the s^2 tensors' bytes wrapped to INT64_MIN.

@@ -6,18 +6,13 @@
 
 #include "reference/config/config_error.hpp"
 #include "reference/memory_model/report.hpp"
+#include "tests/support/configs.hpp"
 
 namespace rcts {
 namespace {
 
 Config realistic() {
-  Config c;
-  c.model.num_layers = 32;
-  c.model.seq_length = 4096;
-  c.model.micro_batch_size = 2;
-  c.model.hidden_size = 4096;
-  c.model.num_attention_heads = 32;
-  c.model.ffn_hidden_size = 4 * 4096;
+  Config c = test_support::dense({.layers = 32, .hidden = 4096, .heads = 32, .seq = 4096, .ffn = 4 * 4096});
   c.parallel.tensor_model_parallel_size = 2;
   c.parallel.sequence_parallel = true;
   c.recompute.recompute_granularity = "selective";

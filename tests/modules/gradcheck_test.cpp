@@ -8,21 +8,16 @@
 #include "backends/cpu/cpu_backend.hpp"
 #include "reference/driver/model.hpp"
 #include "reference/modules/attention.hpp"
-#include "reference/modules/mla_attention.hpp"
 #include "reference/modules/gdn.hpp"
+#include "reference/modules/mla_attention.hpp"
 #include "reference/rng/seeds.hpp"
+#include "tests/support/configs.hpp"
 
 namespace rcts {
 namespace {
 
 Config small_config() {
-  Config c;
-  c.model.num_layers = 2;
-  c.model.hidden_size = 8;
-  c.model.num_attention_heads = 2;
-  c.model.seq_length = 4;
-  c.model.micro_batch_size = 2;
-  c.model.ffn_hidden_size = 12;
+  Config c = test_support::dense({.hidden = 8, .seq = 4, .ffn = 12});
   c.model.attention_dropout = 0.1;
   c.model.hidden_dropout = 0.1;
   c.model.activation_dtype = DType::f64;

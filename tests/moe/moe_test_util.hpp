@@ -13,6 +13,7 @@
 #include "reference/driver/model.hpp"
 #include "reference/modules/moe.hpp"
 #include "reference/recompute/checkpoint_function.hpp"
+#include "tests/support/configs.hpp"
 
 namespace rcts::moe_test {
 
@@ -20,13 +21,7 @@ inline constexpr const char* kPath = "layers.0.moe";
 
 // E = 4, k = 2, h = 8, 8 tokens, expert ffn 6: the sizes of the gradient checks.
 inline Config small_config(DType act = DType::f64) {
-  Config c;
-  c.model.num_layers = 1;
-  c.model.hidden_size = 8;
-  c.model.num_attention_heads = 2;
-  c.model.seq_length = 4;
-  c.model.micro_batch_size = 2;
-  c.model.ffn_hidden_size = 12;
+  Config c = test_support::dense({.layers = 1, .hidden = 8, .seq = 4, .ffn = 12});
   c.model.attention_dropout = 0;
   c.model.hidden_dropout = 0;
   c.model.activation_dtype = act;

@@ -21,9 +21,10 @@
 
 #include "backends/cpu/cpu_backend.hpp"
 #include "harness/cases/case.hpp"
+#include "oracle/compare.hpp"
 #include "reference/config/config_json.hpp"
 #include "reference/config/validate.hpp"
-#include "oracle/compare.hpp"
+#include "tests/support/configs.hpp"
 
 #ifndef RCTS_SOURCE_DIR
 #error "RCTS_SOURCE_DIR must name the source tree"
@@ -42,13 +43,7 @@ using Vec = std::vector<double>;
 // --- the oracle against finite differences (float64 end to end) ----------------------
 
 Config tiny(const std::string& activation, int experts, bool grouped) {
-  Config c;
-  c.model.num_layers = 2;
-  c.model.hidden_size = 8;
-  c.model.num_attention_heads = 2;
-  c.model.seq_length = 4;
-  c.model.micro_batch_size = 2;
-  c.model.ffn_hidden_size = 12;
+  Config c = test_support::dense({.hidden = 8, .seq = 4, .ffn = 12});
   c.model.activation = activation;
   c.model.activation_dtype = DType::f64;
   c.model.attention_dropout = 0.2;

@@ -7,8 +7,9 @@
 #include <functional>
 
 #include "backends/cpu/cpu_backend.hpp"
-#include "reference/memory_model/run_estimate.hpp"
 #include "reference/driver/execute.hpp"
+#include "reference/memory_model/run_estimate.hpp"
+#include "tests/support/configs.hpp"
 #include "tests/support/run.hpp"
 
 namespace rcts {
@@ -64,14 +65,7 @@ TEST(RunEstimateBound, CoversTheMeasuredDevicePeak) {
   };
   for (const Mode& mode : modes) {
     SCOPED_TRACE(mode.name);
-    Config c;
-    c.model.num_layers = 4;
-    c.model.hidden_size = 32;
-    c.model.num_attention_heads = 4;
-    c.model.seq_length = 32;
-    c.model.ffn_hidden_size = 64;
-    c.run.micro_batches = 2;
-    c.run.steps = 2;
+    Config c = test_support::dense({.layers = 4, .hidden = 32, .heads = 4, .seq = 32, .micro_batches = 2, .steps = 2});
     mode.apply(c);
     const RunEstimate e = estimate_run(c);
     const RunRecord r = run_cpu(c);

@@ -10,8 +10,9 @@
 
 #include "backends/cpu/cpu_backend.hpp"
 #include "reference/core/saved_bytes.hpp"
-#include "reference/memory_model/activation_memory.hpp"
 #include "reference/driver/execute.hpp"
+#include "reference/memory_model/activation_memory.hpp"
+#include "tests/support/configs.hpp"
 #include "tests/support/run.hpp"
 
 namespace rcts {
@@ -20,17 +21,9 @@ namespace {
 using test_support::run_cpu;
 
 Config dims(int L, int h, int a, int s, int b, int ffn) {
-  Config c;
-  c.model.num_layers = L;
-  c.model.hidden_size = h;
-  c.model.num_attention_heads = a;
-  c.model.seq_length = s;
-  c.model.micro_batch_size = b;
-  c.model.ffn_hidden_size = ffn;
+  Config c = test_support::dense({.layers = L, .hidden = h, .heads = a, .seq = s, .micro_batch = b, .ffn = ffn});
   c.model.attention_dropout = 0.1;
   c.model.hidden_dropout = 0.1;
-  c.run.micro_batches = 1;
-  c.recompute.recompute_granularity.reset();
   return c;
 }
 

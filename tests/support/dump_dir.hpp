@@ -19,6 +19,7 @@
 #include "harness/io/npy.hpp"
 #include "reference/core/error.hpp"
 #include "tests/support/configs.hpp"
+#include "tests/support/run.hpp"
 
 namespace rcts::test_support {
 
@@ -29,10 +30,8 @@ inline const RunRecord& dump_run(int micro_batches) {
   static std::map<int, RunRecord> runs;
   auto it = runs.find(micro_batches);
   if (it == runs.end()) {
-    ExecuteOptions eo;
-    eo.record_all = true;
-    const Config c = dense({.layers = 1, .ffn = 32, .micro_batches = micro_batches});
-    it = runs.emplace(micro_batches, execute(c, cpu::default_backend(), {}, nullptr, eo)).first;
+    it = runs.emplace(micro_batches, run_cpu_recorded(dense({.layers = 1, .ffn = 32, .micro_batches = micro_batches})))
+             .first;
   }
   return it->second;
 }

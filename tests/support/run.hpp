@@ -9,4 +9,11 @@ namespace rcts::test_support {
 
 inline RunRecord run_cpu(const Config& c) { return execute(c, cpu::default_backend()); }
 
+// The same run with every tensor recorded (ExecuteOptions::record_all): what a dump writes.
+inline RunRecord run_cpu_recorded(const Config& c) {
+  ExecuteOptions eo;
+  eo.record_all = true;
+  return execute(c, cpu::default_backend(), {}, nullptr, eo);
+}
+
 }  // namespace rcts::test_support

@@ -193,7 +193,7 @@ def launch(a, parsed):
     env = dict(os.environ, OMP_NUM_THREADS="1", PYTHONWARNINGS="ignore")
     r = subprocess.run(cmd, env=env, capture_output=True, text=True)
     log = r.stdout + r.stderr
-    out_case = os.path.join(a.out, kit.safe_stem(case_id))
+    out_case = kit.case_dir(a.out, case_id)
     os.makedirs(out_case, exist_ok=True)
     with open(os.path.join(out_case, "ranks.log"), "w") as f:  # every rank's output, for a post-mortem
         f.write(log)

@@ -1,13 +1,14 @@
 """Finding case files, reading one and the rcts dumps of its runs, strictly: what is
 missing or of the wrong type is an AdapterError naming the file, the JSON path and the
 value. Stdlib only: the drivers (scripts/check-megatron) run without torch."""
+import fnmatch
 import glob
 import json
 import os
 
 from .errors import AdapterError, DumpError, where
 from .json_value import Json, read_json
-from .layout import MANIFEST, safe_stem
+from .layout import MANIFEST, rank_dir
 
 
 def case_files(paths):
@@ -24,6 +25,12 @@ def case_files(paths):
         else:
             raise AdapterError(f"{p}: no such case file or directory")
     return out
+
+
+def selected(paths, pattern="*"):
+    """The cases of `case_files(paths)` whose id the glob `pattern` matches (a driver's
+    --filter), each read strictly as a Case, in order."""
+    return [c for c in map(Case, case_files(paths)) if fnmatch.fnmatchcase(c.id, pattern)]
 
 
 # The keys of a case file (harness/cases/case.cpp); another key is an error, as in rcts.
@@ -65,7 +72,7 @@ class Case:
 
 def rcts_runs(root, case_id, backend="cpu", world_rank=0):
     """Every run rcts dumped for the case at one rank: {run name: (directory, manifest)}."""
-    d = os.path.join(root, safe_stem(case_id), backend, f"rank{world_rank}")
+    d = rank_dir(root, case_id, backend, world_rank)
     if not os.path.isdir(d):
         raise DumpError(f"{d}: no rcts dump of case '{case_id}' (run `rcts run CASE --dump {root}` first)")
     runs = {}

@@ -17,7 +17,7 @@ import torch
 
 from .errors import AdapterError, DumpError, where  # noqa: F401 (adapters import DumpError from here)
 from .json_value import Json  # noqa: F401 (adapters and tests import it from here)
-from .layout import ERRORED, MANIFEST, MAX_MARKER_BYTES, SKIPPED, mark_case, safe_stem  # noqa: F401 (adapters import these from here)
+from .layout import ERRORED, MANIFEST, MAX_MARKER_BYTES, SKIPPED, case_dir, mark_case, rank_dir, safe_stem  # noqa: F401 (adapters import these from here)
 from .names import megatron_name
 FORMAT = "rcts-dump"
 VERSION = 1
@@ -73,7 +73,7 @@ def out_dir(out):
 
 def run_dir(root, case_id, backend, run, world_rank=0):
     """Where a run's dump lives below a dump root (the layout `rcts run --dump` uses)."""
-    return os.path.join(root, safe_stem(case_id), safe_stem(backend), f"rank{world_rank}", safe_stem(run))
+    return os.path.join(rank_dir(root, case_id, backend, world_rank), safe_stem(run))
 
 
 class Writer:

@@ -13,7 +13,6 @@ import shutil
 import subprocess
 import tempfile
 
-from .layout import safe_stem as dump_name  # noqa: F401 (a case's dump directory name)
 from .errors import AdapterError
 
 

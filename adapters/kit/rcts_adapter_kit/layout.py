@@ -28,11 +28,22 @@ def safe_stem(s):
     return out or "unnamed"
 
 
+def case_dir(root, case_id):
+    """A case's directory below a dump root: ROOT/<case> of docs/dump-format.md's
+    ROOT/<case>/<backend>/rank<r>/<run>/, where the runs or a SKIPPED / ERRORED marker lie."""
+    return os.path.join(root, safe_stem(case_id))
+
+
+def rank_dir(root, case_id, backend, world_rank=0):
+    """The directory of a case's runs at one backend and rank below a dump root."""
+    return os.path.join(case_dir(root, case_id), safe_stem(backend), f"rank{world_rank}")
+
+
 def mark_case(out, case_id, marker, why):
     """Writes `marker` for the case below `out`, replacing whatever the case's directory held
     (runs dumped before a raise are not a result). The reason is cut to what rcts reads."""
     assert marker in (SKIPPED, ERRORED), marker
-    d = os.path.join(out, safe_stem(case_id))
+    d = case_dir(out, case_id)
     if os.path.isdir(d):
         shutil.rmtree(d)
     os.makedirs(d)

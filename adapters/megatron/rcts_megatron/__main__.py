@@ -140,7 +140,7 @@ def main(argv=None):
     case, case_id = parsed.json, parsed.id
     if a.worker:
         return worker(a, case)[0]
-    out_case = os.path.join(a.out, kit.safe_stem(case_id))
+    out_case = kit.case_dir(a.out, case_id)
 
     def skip(why):
         kit.mark_case(a.out, case_id, kit.SKIPPED, why)

@@ -7,6 +7,7 @@
 #include "harness/checks/checks.hpp"
 #include "harness/checks/mask_oracle.hpp"
 #include "reference/core/faults.hpp"
+#include "tests/support/configs.hpp"
 #include "tests/support/run.hpp"
 
 namespace rcts::harness {
@@ -150,17 +151,7 @@ TEST(MaskStreams, GeneratorsMustEndWhereTheLogEnds) {
 }
 
 // A small real run: two layers, three micro-batches, two steps, both dropouts.
-Config small_config() {
-  Config c;
-  c.model.num_layers = 2;
-  c.model.hidden_size = 16;
-  c.model.num_attention_heads = 2;
-  c.model.seq_length = 8;
-  c.model.ffn_hidden_size = 32;
-  c.run.micro_batches = 3;
-  c.run.steps = 2;
-  return c;
-}
+Config small_config() { return test_support::dense({.ffn = 32, .micro_batches = 3, .steps = 2}); }
 
 TEST(MaskStreams, CleanRunPasses) {
   const RunRecord r = test_support::run_cpu(small_config());

@@ -365,6 +365,40 @@ TEST(ExpectationUpdate, NeverDropsWhatTheRunDidNotJudge) {
   }
 }
 
+TEST(ExpectationUpdate, WhatItCannotWriteIsLeftForAHandEdit) {
+  // An error with no entry: an error is no expectation, so nothing is added.
+  {
+    const auto u = update(parse({}), {{"sel.a", {1}}}, {result("sel.a", Outcome::error, {}, "could not read the dump")}, 1);
+    EXPECT_EQ(u.added, std::vector<std::string>{});
+    EXPECT_EQ(u.kept, std::vector<std::string>{});
+    EXPECT_EQ(u.by_hand, std::vector<std::string>{"sel.a: expected to pass, errored: could not read the dump: an error "
+                                                  "is no expectation; fix the run"});
+  }
+  // An entry that differs for one of the several cases it covers is not rewritten.
+  {
+    const auto u = update(parse({fail_entry("sel.*", {"memory"})}), {{"sel.a", {1}}, {"sel.b", {1}}},
+                          {result("sel.a", Outcome::fail, {{"rng", "full: seed 3"}}),
+                           result("sel.b", Outcome::fail, {{"memory", "baseline: 5"}})}, 1);
+    EXPECT_EQ(u.changed, std::vector<std::string>{});
+    EXPECT_EQ(u.kept, std::vector<std::string>{"sel.*"});
+    EXPECT_EQ(u.by_hand, (std::vector<std::string>{
+                             "entry 0 ('sel.*'): sel.a: expected to fail [memory] (entry 0 ('sel.*')), failed [rng]: the "
+                             "entry covers more cases or world sizes; edit it",
+                             "entry 0 ('sel.*'): pins no failure signature; an entry per case and world size would"}));
+  }
+  // Filtered: a stale glob (here at a world size its cases never run at) may match cases
+  // outside --filter and stays; a stale entry for one case id is dropped.
+  {
+    json glob = skip_entry("sel.*"), one = skip_entry("sel.a");
+    glob["ranks"] = one["ranks"] = {4};
+    const auto u = update(parse({glob, one}), {{"sel.a", {1}}}, {result("sel.a", Outcome::pass)}, 1, "sel.*");
+    EXPECT_EQ(u.kept, std::vector<std::string>{"sel.*"});
+    EXPECT_EQ(u.removed, std::vector<std::string>{"entry 1 ('sel.a'): matches no case (r)"});
+    EXPECT_EQ(u.by_hand, std::vector<std::string>{"entry 0 ('sel.*'): matches no selected case at the world sizes it "
+                                                  "names, but may match cases outside --filter: run without it"});
+  }
+}
+
 TEST(ExpectationUpdate, PinsTheSignatureOfAnExpectedFailure) {
   const std::vector<CaseInfo> cases = {{"sel.x", {1}}, {"sel.y", {1}}, {"sel.z", {1, 2}}};
   const auto f = parse({fail_entry("sel.x", {"memory"}), fail_entry("sel.[y]", {"memory"}), fail_entry("sel.z", {"memory"})});

@@ -16,6 +16,7 @@
 #include "harness/io/digest.hpp"
 #include "harness/io/npy.hpp"
 #include "tests/harness/test_tensors.hpp"
+#include "tests/support/configs.hpp"
 #include "tests/support/dump_dir.hpp"
 
 namespace rcts::harness {
@@ -160,18 +161,7 @@ TEST(NpyLayouts, EveryLayoutReadsBackExactlyOrIsRefused) {
 // ---- the dump reader: one tensor of a real dump in every layout ---------------------------
 
 // (s*b, h) = (4 * 2, 16): not square, so a transposed file shows in its shape.
-RunRecord small_run() {
-  Config c;
-  c.model.num_layers = 1;
-  c.model.hidden_size = 16;
-  c.model.num_attention_heads = 2;
-  c.model.seq_length = 4;
-  c.model.micro_batch_size = 2;
-  c.model.ffn_hidden_size = 32;
-  ExecuteOptions eo;
-  eo.record_all = true;
-  return execute(c, cpu::default_backend(), {}, nullptr, eo);
-}
+RunRecord small_run() { return test_support::run_cpu_recorded(test_support::dense({.layers = 1, .seq = 4, .ffn = 32})); }
 
 // The bytes of a (rows, cols) tensor of `elem`-byte elements in column-major order.
 std::string transposed(const std::string& c_order, int64_t rows, int64_t cols, size_t elem) {

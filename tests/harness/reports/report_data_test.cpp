@@ -10,24 +10,18 @@
 #include "harness/reports/html_report.hpp"
 #include "harness/reports/report_data.hpp"
 #include "harness/reports/trace_json.hpp"
+#include "tests/support/configs.hpp"
 #include "tests/support/run.hpp"
 
 namespace rcts::harness {
 namespace {
 
 Config tiny() {
-  Config c;
-  c.model.num_layers = 2;
-  c.model.hidden_size = 8;
-  c.model.num_attention_heads = 2;
-  c.model.seq_length = 4;
-  c.model.micro_batch_size = 1;
-  c.model.ffn_hidden_size = 32;
+  Config c = test_support::dense({.hidden = 8, .seq = 4, .micro_batch = 1, .ffn = 32, .micro_batches = 2});
   c.model.activation = "gelu";
   c.model.activation_dtype = DType::bf16;
   c.model.attention_dropout = 0.1;
   c.model.hidden_dropout = 0.1;
-  c.run.micro_batches = 2;
   return c;
 }
 

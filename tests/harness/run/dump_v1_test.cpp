@@ -17,14 +17,15 @@
 #include "harness/checks/check_kinds.hpp"
 #include "harness/checks/checks.hpp"
 #include "harness/checks/compare.hpp"
-#include "harness/run/dump_check.hpp"
 #include "harness/checks/portable_checks.hpp"
 #include "harness/checks/reference_compare.hpp"
 #include "harness/reports/report.hpp"
+#include "harness/run/dump_check.hpp"
 #include "harness/run/runner.hpp"
 #include "reference/config/config_json.hpp"
 #include "reference/core/faults.hpp"
 #include "tests/harness/test_tensors.hpp"
+#include "tests/support/configs.hpp"
 #include "tests/support/dump_dir.hpp"
 
 namespace rcts::harness {
@@ -40,23 +41,12 @@ using test_support::write_manifest;
 // Two layers, two micro-batches, two steps, both dropouts, selective recompute of
 // core attention (so recompute draws exist), bf16 activations.
 Config small_config() {
-  Config c;
-  c.model.num_layers = 2;
-  c.model.hidden_size = 16;
-  c.model.num_attention_heads = 2;
-  c.model.seq_length = 8;
-  c.model.ffn_hidden_size = 32;
-  c.run.micro_batches = 2;
-  c.run.steps = 2;
+  Config c = test_support::dense({.ffn = 32, .micro_batches = 2, .steps = 2});
   c.recompute.recompute_granularity = "selective";
   return c;
 }
 
-RunRecord recorded(const Config& c = small_config()) {
-  ExecuteOptions eo;
-  eo.record_all = true;
-  return execute(c, cpu::default_backend(), {}, nullptr, eo);
-}
+RunRecord recorded(const Config& c = small_config()) { return test_support::run_cpu_recorded(c); }
 
 void expect_same(const Tensor& a, const Tensor& b, const std::string& what) {
   ASSERT_EQ(a.defined(), b.defined()) << what;
