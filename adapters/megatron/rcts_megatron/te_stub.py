@@ -13,7 +13,7 @@ CheckpointWithoutOutput has an FP8 path (from 0.13: 0.12.3's takes no fp8 argume
 listed in every dump's implementation string.
 
 One more for MoE: megatron/core/transformer/moe/moe_utils.py imports te_general_gemm from
-Megatron's TE extension inside a try whose except sets only HAVE_TE (0.16.1: :22-38), and
+Megatron's TE extension inside a try whose except sets only HAVE_TE (0.16.1: :22-39), and
 RouterGatingLinearFunction reads the name (:1192 `if te_general_gemm is not None`), so
 every router forward raises NameError without TE. The stub is the None that test expects
 (the router then runs torch.mm in router_dtype); set only where the name is missing.
