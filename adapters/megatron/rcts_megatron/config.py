@@ -28,7 +28,7 @@ def unsupported(cfg, world_size):
     if m["activation_dtype"] not in DTYPES:
         return f"activation dtype {m['activation_dtype']}: megatron-core trains in f32, bf16 or fp16"
     if m.get("num_moe_experts", 0) > 0:
-        why = moe_unsupported(m)
+        why = moe_unsupported(m, p)
         if why:
             return why
     if m.get("multi_latent_attention") or m.get("gated_delta_net"):
@@ -58,10 +58,9 @@ def unsupported(cfg, world_size):
                 "Engine's layernorm, which is CUDA only")
     tp = p["tensor_model_parallel_size"]
     dp = world_size // (tp * p["pipeline_model_parallel_size"])
-    expert_grid = p["expert_model_parallel_size"] * p["expert_tensor_parallel_size"]
-    if dp != 1 and not (m.get("num_moe_experts", 0) > 0 and world_size == expert_grid):
-        return (f"data parallelism ({dp} replicas): the adapter runs TP/SP, and EP/ETP over the whole world "
-                f"(the dense replicas an expert grid implies), without megatron-core's DistributedDataParallel")
+    if dp != 1 and not m.get("num_moe_experts", 0) > 0:
+        return (f"data parallelism ({dp} replicas): the adapter runs TP/SP, and the dense replicas of an EP grid "
+                f"(without megatron-core's DistributedDataParallel: every replica holds the same data)")
     return None
 
 
@@ -74,8 +73,13 @@ EXPERT_DROPOUT = ("expert dropout (moe_expert_dropout): megatron-core's experts 
                   "fc2; nothing draws from expert-parallel-rng there)")
 
 
-def moe_unsupported(m):
-    """Every reason the adapter cannot run an MoE model config, joined; None when it can."""
+ETP_WITH_BIASES = ("expert tensor parallelism: TransformerConfig asserts \"Bias in Moe is only supported when ETP==1\" "
+                   "whenever add_bias_linear is on (megatron/core/transformer/transformer_config.py:1588), one flag for "
+                   "the dense linears, which rcts's block gives biases, and the experts, which it does not")
+
+
+def moe_unsupported(m, p):
+    """Every reason the adapter cannot run an MoE config (model m, parallel p), joined; None when it can."""
     why = []
     if m.get("moe_grouped_gemm"):
         why.append(GROUPED_GEMM)
@@ -83,6 +87,8 @@ def moe_unsupported(m):
         why.append(EXPERT_DROPOUT)
     if m.get("moe_shared_expert_overlap") or m.get("overlap_moe_expert_parallel_comm"):
         why.append("shared-expert and EP communication overlap run on CUDA streams")
+    if p.get("expert_tensor_parallel_size", 1) > 1:
+        why.append(ETP_WITH_BIASES)
     return "MoE: " + "; ".join(why) if why else None
 
 

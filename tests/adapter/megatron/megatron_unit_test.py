@@ -89,12 +89,16 @@ class MoeRefusals(unittest.TestCase):
     """What megatron-core's MoE lacks on the CPU is refused with the megatron-core line, every reason at once."""
 
     def test_grouped_gemm_and_expert_dropout(self):
-        why = config.moe_unsupported({"moe_grouped_gemm": True, "moe_expert_dropout": 0.1})
+        why = config.moe_unsupported({"moe_grouped_gemm": True, "moe_expert_dropout": 0.1}, {})
         self.assertIn("experts.py:81", why)
         self.assertIn("mlp.py:155", why)
 
+    def test_expert_tp_with_dense_biases(self):
+        self.assertIn("transformer_config.py:1588", config.moe_unsupported({}, {"expert_tensor_parallel_size": 2}))
+
     def test_sequential_experts_without_dropout_run(self):
-        self.assertIsNone(config.moe_unsupported({"moe_grouped_gemm": False, "moe_expert_dropout": 0.0}))
+        self.assertIsNone(config.moe_unsupported({"moe_grouped_gemm": False, "moe_expert_dropout": 0.0},
+                                                 {"expert_tensor_parallel_size": 1}))
 
 
 class FaultSwitch(unittest.TestCase):
