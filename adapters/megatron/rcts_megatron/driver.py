@@ -4,6 +4,11 @@ gradients accumulated in f32 over a step's micro-batches (Megatron's main_grad),
 all-reduce of sequence-parallel parameters' gradients (what finalize_model_grads does),
 then SGD w -= 2^-6 * grad on f32 master weights copied into the module (Megatron's
 mixed-precision optimizer); none after the last step. Returns what a dump holds.
+MoE runs (docs/frameworks.md, "MoE and expert parallelism") also dump megatron-core's
+logged load-balancing losses as side effects; the dense replicas of an expert grid run
+without DDP: every replica holds the same data, so DDP's averaging all-reduce of the
+dense gradients would not change a bit; its 1/dp scaling of the expert gradients' sum
+over expert-DP (megatron/core/distributed/distributed_data_parallel.py:261) is not done.
 """
 import contextlib
 import hashlib
