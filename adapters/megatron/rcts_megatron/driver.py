@@ -326,6 +326,17 @@ def install_faults(block, cfg, rec):
                     return args, kwargs
 
                 undo.append(layer.register_forward_pre_hook(pre, with_kwargs=True).remove)
+    if faults.active("aux_loss_counted_twice"):
+        from megatron.core.transformer.moe import router
+        orig_save = router.save_to_aux_losses_tracker
+
+        def twice(*a, **k):
+            orig_save(*a, **k)
+            if rec.phase == "backward":
+                orig_save(*a, **k)
+
+        router.save_to_aux_losses_tracker = twice
+        undo.append(lambda: setattr(router, "save_to_aux_losses_tracker", orig_save))
     if faults.active("leak_saved_tensor"):
         for layer in block.layers:
             def leak(mod, args, out):  # MLP returns (output, bias): output * 1 keeps the ones
