@@ -10,6 +10,11 @@
 
 namespace rcts::harness {
 
+namespace {
+// The tracker stream of expert layers (design §5), by the end of an opaque state's name.
+const std::string kExpertStream = "expert-parallel-rng";
+}  // namespace
+
 CheckResult check_masks_across_ranks(const RunRecord& run, const GroupLayout& layout, Communicator& world,
                                      const std::string& label) {
   // Serialise this rank's forward draws: kind, site, micro-batch, digest.
@@ -63,6 +68,43 @@ CheckResult check_masks_across_ranks(const RunRecord& run, const GroupLayout& la
                       std::to_string(b) + (equal ? " is identical" : " differs") + "; design §5 says " + rule};
       }
     }
+  // Opaque generator states (an adapter's digests; no expert draw recorded, or the check
+  // would not run): the expert-parallel-rng stream itself, by its state after every
+  // micro-batch. Equal digests are one stream; ranks of one expert-DP group must hold it,
+  // ranks of different EP / ETP rank must not (a seed without the EP rank gives one).
+  if (!run.seed_offset_rng) {
+    nlohmann::json streams = nlohmann::json::array();
+    for (const auto& states : run.rng_after_opaque)
+      for (const auto& [name, digest] : states)
+        if (name.size() >= kExpertStream.size() &&
+            name.compare(name.size() - kExpertStream.size(), kExpertStream.size(), kExpertStream) == 0)
+          streams.push_back(digest);
+    const auto every = all_gather_strings(world, streams.dump());
+    int stream_pairs = 0;
+    for (int a = 0; a < layout.world; ++a)
+      for (int b = a + 1; b < layout.world; ++b) {
+        const auto sa = nlohmann::json::parse(every[static_cast<size_t>(a)]);
+        const auto sb = nlohmann::json::parse(every[static_cast<size_t>(b)]);
+        if (sa.empty() || sa.size() != sb.size()) continue;
+        const RankCoords ca = coords_of(layout, a), cb = coords_of(layout, b);
+        const bool same_edp_group = ca.ep == cb.ep && ca.etp == cb.etp;
+        ++stream_pairs;
+        for (size_t i = 0; i < sa.size(); ++i) {
+          const bool equal = sa[i] == sb[i];
+          if (equal == same_edp_group) continue;
+          return {"masks_across_ranks", Outcome::fail,
+                  label + ": the expert-parallel-rng state after micro-batch " + std::to_string(i) + " on world ranks " +
+                      std::to_string(a) + " and " + std::to_string(b) + (equal ? " is identical" : " differs") +
+                      "; design §5 says " +
+                      (same_edp_group ? "the same expert-parallel-rng stream within an expert-data-parallel group"
+                                      : "distinct expert-parallel-rng streams across EP / ETP ranks")};
+        }
+      }
+    if (stream_pairs > 0)
+      return {"masks_across_ranks", Outcome::pass,
+              label + ": " + std::to_string(compared) + " rank-pair mask comparisons and " +
+                  std::to_string(stream_pairs) + " rank-pair expert-parallel-rng state comparisons follow design §5"};
+  }
   return {"masks_across_ranks", Outcome::pass,
           label + ": " + std::to_string(compared) + " rank-pair mask comparisons follow design §5"};
 }

@@ -14,7 +14,9 @@ namespace rcts::harness {
 // design §5 across ranks: hidden dropout without SP identical across TP ranks;
 // attention dropout and hidden dropout with SP distinct across TP ranks; expert
 // dropout identical within an expert-data-parallel group and distinct across EP and
-// ETP ranks. Collective over `world`.
+// ETP ranks. With opaque generator states (an adapter's digests) and no expert draw, the
+// expert-parallel-rng stream is judged by its state after each micro-batch: the same
+// within an expert-DP group, distinct across EP / ETP ranks. Collective over `world`.
 CheckResult check_masks_across_ranks(const RunRecord& run, const GroupLayout& layout, Communicator& world,
                                      const std::string& label);
 

@@ -93,6 +93,8 @@ def worker(a, case, on_raise=None):
         expert_model_parallel_size=p["expert_model_parallel_size"],
         expert_tensor_parallel_size=p["expert_tensor_parallel_size"], create_gloo_process_groups=False)
     from . import driver
+    if driver.is_moe(base.config):  # MoEAlltoAllTokenDispatcher makes a side stream (cuda_shim.py)
+        cuda_shim.install_streams()
     impl = implementation()
     for name, (d, theirs) in runs.items():
         cfg = theirs["config"]

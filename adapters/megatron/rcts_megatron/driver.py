@@ -4,6 +4,11 @@ gradients accumulated in f32 over a step's micro-batches (Megatron's main_grad),
 all-reduce of sequence-parallel parameters' gradients (what finalize_model_grads does),
 then SGD w -= 2^-6 * grad on f32 master weights copied into the module (Megatron's
 mixed-precision optimizer); none after the last step. Returns what a dump holds.
+MoE runs (docs/frameworks.md, "MoE and expert parallelism") also dump megatron-core's
+logged load-balancing losses as side effects; the dense replicas of an expert grid run
+without DDP: every replica holds the same data, so DDP's averaging all-reduce of the
+dense gradients would not change a bit; its 1/dp scaling of the expert gradients' sum
+over expert-DP (megatron/core/distributed/distributed_data_parallel.py:261) is not done.
 """
 import contextlib
 import hashlib
@@ -20,13 +25,68 @@ from .weights import ParamMap
 SGD_RATE = 2.0 ** -6
 
 
+def is_moe(cfg):
+    return cfg["model"].get("num_moe_experts", 0) > 0
+
+
+def moe_layers(cfg):
+    """Which layers are MoE: i % moe_layer_freq == 0 (rcts's rule and Megatron's for an integer freq)."""
+    m = cfg["model"]
+    return [is_moe(cfg) and i % m.get("moe_layer_freq", 1) == 0 for i in range(m["num_layers"])]
+
+
+_MOE_CLASS = []
+
+
+def moe_layer_without_biases():
+    """megatron-core's MoELayer built from a copy of the config with add_bias_linear off: rcts's
+    router, routed experts and shared experts have no biases (reference/modules/moe.hpp), the
+    dense layers keep theirs. Nothing else of MoELayer is touched."""
+    if not _MOE_CLASS:
+        import copy
+
+        from megatron.core.transformer.moe.moe_layer import MoELayer
+
+        class MoELayerWithoutBiases(MoELayer):
+            def __init__(self, config, *args, **kwargs):
+                config = copy.copy(config)
+                config.add_bias_linear = False
+                super().__init__(config, *args, **kwargs)
+
+        _MOE_CLASS.append(MoELayerWithoutBiases)
+    return _MOE_CLASS[0]
+
+
 def build_block(cfg):
     from megatron.core.models.gpt.gpt_layer_specs import get_gpt_layer_local_spec
-    from megatron.core.transformer.transformer_block import TransformerBlock
+    from megatron.core.transformer.transformer_block import TransformerBlock, TransformerBlockSubmodules
 
-    block = TransformerBlock(transformer_config(cfg), get_gpt_layer_local_spec(), post_layer_norm=False)
+    config = transformer_config(cfg)
+    if is_moe(cfg):  # the local spec of each layer, MoE (SequentialMLP experts) or dense, as moe_layer_freq says
+        moe_spec = get_gpt_layer_local_spec(num_experts=cfg["model"]["num_moe_experts"], moe_grouped_gemm=False)
+        moe_spec.submodules.mlp.module = moe_layer_without_biases()
+        spec = TransformerBlockSubmodules(
+            layer_specs=[moe_spec if moe else get_gpt_layer_local_spec() for moe in moe_layers(cfg)], layer_norm=None)
+    else:
+        spec = get_gpt_layer_local_spec()
+    block = TransformerBlock(config, spec, post_layer_norm=False)
     block.train(cfg["run"]["training"])
     return block
+
+
+def aux_loss_tracker():
+    """megatron-core's layer-wise aux-loss tracker (moe_utils.py: save_to_aux_losses_tracker adds
+    each router's load-balancing loss / coeff to values[layer_number - 1])."""
+    from megatron.core.transformer.moe.moe_utils import get_moe_layer_wise_logging_tracker
+    return get_moe_layer_wise_logging_tracker()
+
+
+def aux_loss_side_effects(cfg):
+    """The run's side effects, from Megatron's own tracker: per MoE layer the sum over the run's
+    micro-batches of what the router logged (a recompute that logged twice shows here)."""
+    vals = aux_loss_tracker().get("load_balancing_loss", {}).get("values")
+    return {f"layers.{i}.moe.load_balancing_loss": float(vals[i]) if vals is not None else 0.0
+            for i, moe in enumerate(moe_layers(cfg)) if moe}
 
 
 def rng_digests(tracker):
@@ -48,16 +108,19 @@ def seed(cfg, rank):
     take no rank arguments (model_parallel_cuda_manual_seed(seed, te_rng_tracker, ...) reads
     them from parallel_state: 0.12.3 tensor_parallel/random.py:319): there the adapter checks
     that parallel_state's ranks are the dump's, and the tp_seed_without_rank fault makes
-    random.get_tensor_model_parallel_rank answer 0 for the one call."""
+    random.get_tensor_model_parallel_rank answer 0 for the one call (ep_seed_without_rank:
+    get_expert_model_parallel_rank)."""
     import inspect
 
     from megatron.core import parallel_state, tensor_parallel
     from megatron.core.tensor_parallel import random as mrandom
 
     fault = faults.active("tp_seed_without_rank")
+    ep_fault = faults.active("ep_seed_without_rank")
     fn = tensor_parallel.model_parallel_cuda_manual_seed
     if "tp_rank" in inspect.signature(fn).parameters:
-        fn(cfg["run"]["seed"], tp_rank=0 if fault else rank["tp"], ep_rank=rank["ep"], etp_rank=rank["etp"])
+        fn(cfg["run"]["seed"], tp_rank=0 if fault else rank["tp"], ep_rank=0 if ep_fault else rank["ep"],
+           etp_rank=rank["etp"])
         return tensor_parallel.get_cuda_rng_tracker()
     theirs = {"tp": parallel_state.get_tensor_model_parallel_rank(),
               "ep": parallel_state.get_expert_model_parallel_rank(),
@@ -65,12 +128,17 @@ def seed(cfg, rank):
     if any(theirs[k] != rank[k] for k in theirs):
         raise RuntimeError(f"adapter: parallel_state's ranks {theirs} are not the dump's {rank} (seeding reads them)")
     orig = mrandom.get_tensor_model_parallel_rank
+    orig_ep = getattr(mrandom, "get_expert_model_parallel_rank", None)
     if fault:
         mrandom.get_tensor_model_parallel_rank = lambda: 0
+    if ep_fault and orig_ep:
+        mrandom.get_expert_model_parallel_rank = lambda: 0
     try:
         fn(cfg["run"]["seed"])
     finally:
         mrandom.get_tensor_model_parallel_rank = orig
+        if orig_ep:
+            mrandom.get_expert_model_parallel_rank = orig_ep
     return tensor_parallel.get_cuda_rng_tracker()
 
 
@@ -87,7 +155,9 @@ def run(cfg, rank, initial_params, inputs, targets):
 
     block = build_block(cfg)
     order = [n for n, _ in initial_params]
-    pmap = ParamMap(block, order, m["num_attention_heads"] // tp)
+    moe = is_moe(cfg)
+    experts_per_rank = m.get("num_moe_experts", 0) // cfg["parallel"]["expert_model_parallel_size"]
+    pmap = ParamMap(block, order, m["num_attention_heads"] // tp, expert_offset=rank["ep"] * experts_per_rank)
     master = {n: t.clone().float() for n, t in initial_params}
     pmap.load(master)
     rec = Recorder(cfg, {p.untyped_storage().data_ptr() for p in block.parameters()})
@@ -95,6 +165,13 @@ def run(cfg, rank, initial_params, inputs, targets):
     faults_installed = install_faults(block, cfg, rec)
     tracker = seed(cfg, rank)
     rec.tracker = tracker
+    if moe:
+        # rcts's aux loss is a recorded side effect with no gradient (reference/modules/moe_router.hpp):
+        # Megatron computes and logs it (router.py:598) and its MoEAuxLossAutoScaler backward adds
+        # main_loss_backward_scale * d(aux), the scale a training schedule sets; 0 here.
+        from megatron.core.transformer.moe.moe_utils import MoEAuxLossAutoScaler, clear_aux_losses_tracker
+        MoEAuxLossAutoScaler.set_loss_scale(torch.tensor(0.0))
+        clear_aux_losses_tracker()
     tp_group = parallel_state.get_tensor_model_parallel_group()
     tp_rank = rank["tp"]
     rows = s // tp * b if sp else s * b
@@ -175,7 +252,10 @@ def run(cfg, rank, initial_params, inputs, targets):
     out["parameters"] = [(n, master[n].clone()) for n in order]
     out["masks"] = rec.masks
     out["counts"] = {k: {"original": v[0], "recompute": v[1]} for k, v in rec.counts.items()}
-    out["not_recorded"] = {"side_effects": NO_SIDE_EFFECTS}
+    if moe:
+        out["side_effects"] = aux_loss_side_effects(cfg)
+    else:
+        out["not_recorded"] = {"side_effects": NO_SIDE_EFFECTS}
     uninstall_faults(faults_installed)
     return out
 
@@ -188,6 +268,7 @@ def shadow_forward(block, rec, x, causal, tracker, n_layers):
     dropped unused. Module counts and dropout masks are the computed forward's."""
     cpu = torch.get_rng_state()
     streams = {k: v.clone() for k, v in tracker.get_states().items()}
+    aux = {k: v["values"].clone() for k, v in aux_loss_tracker().items()}  # its routers log aux losses too
     rec.shadow, rec.pending_chunk = True, None
     try:
         xs = x.detach().clone().requires_grad_(True)
@@ -197,6 +278,8 @@ def shadow_forward(block, rec, x, causal, tracker, n_layers):
         del ys, xs
     finally:
         rec.shadow = False
+    for k, v in aux_loss_tracker().items():
+        v["values"].copy_(aux[k]) if k in aux else v["values"].zero_()
     if not faults.active("shadow_rng_not_restored"):
         torch.set_rng_state(cpu)
         tracker.set_states(streams)
@@ -243,6 +326,17 @@ def install_faults(block, cfg, rec):
                     return args, kwargs
 
                 undo.append(layer.register_forward_pre_hook(pre, with_kwargs=True).remove)
+    if faults.active("aux_loss_counted_twice"):
+        from megatron.core.transformer.moe import router
+        orig_save = router.save_to_aux_losses_tracker
+
+        def twice(*a, **k):
+            orig_save(*a, **k)
+            if rec.phase == "backward":
+                orig_save(*a, **k)
+
+        router.save_to_aux_losses_tracker = twice
+        undo.append(lambda: setattr(router, "save_to_aux_losses_tracker", orig_save))
     if faults.active("leak_saved_tensor"):
         for layer in block.layers:
             def leak(mod, args, out):  # MLP returns (output, bias): output * 1 keeps the ones

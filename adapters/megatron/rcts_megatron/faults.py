@@ -15,6 +15,12 @@ checks that must catch each one do:
   tp_seed_without_rank  every TP rank seeds megatron-core's tracker with tp_rank 0 (the caller
                     forgets the rank): attention masks equal across TP ranks
                                                           -> masks_across_ranks
+  ep_seed_without_rank  every EP rank seeds megatron-core's tracker with ep_rank 0 (the caller
+                    forgets the rank): the expert-parallel-rng stream equal across EP ranks
+                                                          -> masks_across_ranks (expert streams)
+  aux_loss_counted_twice  a router that runs in a recompute logs its load-balancing loss
+                    twice into megatron-core's tracker (Megatron-LM #1330 re-created by wrapping
+                    router.save_to_aux_losses_tracker)   -> bitwise (side effects)
   qkv_layout        load QKV rows without Megatron's per-head interleave (a porting mistake)
                                                           -> faithful-model comparison
   leak_saved_tensor  each layer's MLP output times ones_like: a numerical no-op that keeps
@@ -29,8 +35,9 @@ checks that must catch each one do:
 """
 import os
 
-KNOWN = {"no_rng_restore", "outside_fork", "chunk_input", "tp_seed_without_rank", "qkv_layout", "leak_saved_tensor",
-         "recompute_keeps_outputs", "shadow_rng_not_restored"}
+KNOWN = {"no_rng_restore", "outside_fork", "chunk_input", "tp_seed_without_rank", "ep_seed_without_rank",
+         "aux_loss_counted_twice", "qkv_layout", "leak_saved_tensor", "recompute_keeps_outputs",
+         "shadow_rng_not_restored"}
 
 
 def current():

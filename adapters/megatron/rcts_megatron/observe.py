@@ -2,7 +2,8 @@
 
 * module invocations: forward pre-/post-hooks on the block's modules, under rcts's
   module names (layers.i, .attention, .attention.core, .input_layernorm, .mlp,
-  .pre_mlp_layernorm), each counted as original or recompute;
+  .pre_mlp_layernorm; an MoE layer's mlp is .moe, counted at its router, its shared
+  experts .moe.shared_experts), each counted as original or recompute;
 * dropout draws: a TorchDispatchMode that sees every aten.bernoulli_ (CPU dropout,
   aten::dropout's decomposition, draws its keep mask with it) and logs the mask, the
   site (the module it ran in) and the tracker stream that was forked at the time;
@@ -23,6 +24,9 @@ from rcts_adapter_kit.saved import RecordingHooks, at_end_of_forward, bytes_per_
 # Megatron module path inside a TransformerLayer -> rcts's name.
 SUBMODULES = {"self_attention": "attention", "self_attention.core_attention": "attention.core",
               "input_layernorm": "input_layernorm", "pre_mlp_layernorm": "pre_mlp_layernorm", "mlp": "mlp"}
+# The same for a layer whose mlp is megatron-core's MoELayer.
+MOE_SUBMODULES = {**{k: v for k, v in SUBMODULES.items() if k != "mlp"}, "mlp": "moe",
+                  "mlp.shared_experts": "moe.shared_experts"}
 
 
 class Recorder:
@@ -52,23 +56,31 @@ class Recorder:
         for k, layer in enumerate(block.layers):
             lname = layer_names[k]
             self._hook(layer, lname, lname, is_layer=True)
-            for mpath, rname in SUBMODULES.items():
-                mod = layer.get_submodule(mpath)
-                self._hook(mod, f"{lname}.{rname}", lname, branch=rname if "." not in rname else None)
+            moe = hasattr(layer.mlp, "router")
+            for mpath, rname in (MOE_SUBMODULES if moe else SUBMODULES).items():
+                mod = getattr(layer.mlp, "shared_experts", None) if mpath == "mlp.shared_experts" \
+                    else layer.get_submodule(mpath)
+                if mod is not None:
+                    self._hook(mod, f"{lname}.{rname}", lname, branch=rname if "." not in rname else None,
+                               count=not (moe and rname == "moe"))
+            if moe:  # MoELayer's selective recompute re-runs its inner custom_forward (moe_layer.py:444), which
+                # a hook on MoELayer never sees: each MoE forward, original or recomputed, routes once
+                self._hook(layer.mlp.router, f"{lname}.moe", lname, path=False)
 
-    def _hook(self, mod, name, layer_name, is_layer=False, branch=None):
+    def _hook(self, mod, name, layer_name, is_layer=False, branch=None, count=True, path=True):
         def pre(m, args, kwargs=None):
-            if not self.shadow:  # the shadow forward (driver.shadow_forward) is the adapter's, not a call to count
+            if count and not self.shadow:  # the shadow forward (driver.shadow_forward) is the adapter's, not a call
                 c = self.counts.setdefault(name, [0, 0])
                 c[1 if self.recompute else 0] += 1
             if is_layer and not torch.is_grad_enabled() and self.pending_chunk is None and not self.recompute:
                 self.pending_chunk = name
-            self.path.append(name)
+            if path:
+                self.path.append(name)
 
         def post(m, args, out):
-            if self.path and self.path[-1] == name:
+            if path and self.path and self.path[-1] == name:
                 self.path.pop()
-            if branch in ("attention", "mlp"):
+            if branch in ("attention", "mlp", "moe"):
                 self.last_child[layer_name] = branch
 
         mod.register_forward_pre_hook(lambda m, a, k: pre(m, a, k), with_kwargs=True)
@@ -76,7 +88,7 @@ class Recorder:
 
     def site(self):
         """(site, kind) of a draw now: inside core attention the attention dropout, else
-        the hidden dropout after the layer's last finished branch."""
+        the hidden dropout after the layer's last finished branch (attention, mlp or moe)."""
         cur = self.path[-1] if self.path else ""
         if cur.endswith(".attention.core"):
             return cur[: -len(".core")] + ".dropout", "attention"

@@ -14,7 +14,7 @@ sys.path[:0] = [os.path.join(ROOT, "adapters", "megatron"), os.path.join(ROOT, "
 import torch  # noqa: E402
 
 from rcts_adapter_kit.errors import AdapterError  # noqa: E402
-from rcts_megatron import cuda_shim, faults, modes, observe, weights  # noqa: E402
+from rcts_megatron import config, cuda_shim, faults, modes, observe, weights  # noqa: E402
 
 sys.path.insert(0, os.path.join(ROOT, "adapters", "megatron"))
 import check_megatron  # noqa: E402
@@ -46,6 +46,16 @@ class EmulatedDevice(unittest.TestCase):
         for name in cuda_shim.PATCHED:
             self.assertIn(name, cuda_shim.description())
 
+    def test_moe_stream_is_synchronous_and_described(self):
+        cuda_shim.install_streams()
+        side = torch.cuda.Stream()
+        self.assertIsNot(torch.cuda.current_stream(), side)  # the dispatcher's "on a side stream" test
+        side.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(side):
+            side.record_event().synchronize()
+        for name in cuda_shim.STREAM_PATCHED:
+            self.assertIn(name, cuda_shim.description())
+
 
 class QkvLayout(unittest.TestCase):
     def test_per_head_interleave(self):
@@ -63,6 +73,32 @@ class QkvLayout(unittest.TestCase):
         self.assertEqual(weights.megatron_name("layers.3.attention.qkv.weight"), "layers.3.self_attention.linear_qkv.weight")
         self.assertEqual(weights.megatron_name("layers.1.mlp.fc2.bias"), "layers.1.mlp.linear_fc2.bias")
         self.assertEqual(weights.megatron_name("layers.0.pre_mlp_layernorm.weight"), "layers.0.pre_mlp_layernorm.weight")
+
+    def test_moe_names(self):
+        self.assertEqual(weights.megatron_name("layers.2.moe.router.weight"), "layers.2.mlp.router.weight")
+        self.assertEqual(weights.megatron_name("layers.0.moe.shared_experts.fc1.weight"),
+                         "layers.0.mlp.shared_experts.linear_fc1.weight")
+        # rcts names experts by their global index, Megatron by the EP rank's local one
+        self.assertEqual(weights.megatron_name("layers.1.moe.experts.3.fc2.weight", expert_offset=2),
+                         "layers.1.mlp.experts.local_experts.1.linear_fc2.weight")
+        self.assertEqual(weights.megatron_name("layers.1.moe.experts.0.fc1.weight"),
+                         "layers.1.mlp.experts.local_experts.0.linear_fc1.weight")
+
+
+class MoeRefusals(unittest.TestCase):
+    """What megatron-core's MoE lacks on the CPU is refused with the megatron-core line, every reason at once."""
+
+    def test_grouped_gemm_and_expert_dropout(self):
+        why = config.moe_unsupported({"moe_grouped_gemm": True, "moe_expert_dropout": 0.1}, {})
+        self.assertIn("experts.py:81", why)
+        self.assertIn("mlp.py:155", why)
+
+    def test_expert_tp_with_dense_biases(self):
+        self.assertIn("transformer_config.py:1588", config.moe_unsupported({}, {"expert_tensor_parallel_size": 2}))
+
+    def test_sequential_experts_without_dropout_run(self):
+        self.assertIsNone(config.moe_unsupported({"moe_grouped_gemm": False, "moe_expert_dropout": 0.0},
+                                                 {"expert_tensor_parallel_size": 1}))
 
 
 class FaultSwitch(unittest.TestCase):

@@ -1,7 +1,8 @@
 """The evidence rule (a check passes only on evidence the framework produced) for the
-Megatron adapter: its dumps declare side effects not recorded
+Megatron adapter: its dense dumps declare side effects not recorded
 (megatron-core shows none on this path; the adapter once counted tokens_seen in its own
-hooks, a comparison that could never fail) and carry no side_effects of their own.
+hooks, a comparison that could never fail) and carry no side_effects of their own. (MoE
+dumps carry megatron-core's own aux-loss tracker; none is among the dumps checked here.)
 usage: side_effects_not_recorded.py DUMP_ROOT (scripts/check-megatron's --out)"""
 import glob
 import json
