@@ -212,7 +212,7 @@ class Model {
   Model(const Config& c, const RankCoords& r, F64Run& out)
       : c_(c), m_(c.model), out_(out), T_(static_cast<int64_t>(m_.seq_length) * m_.micro_batch_size),
         h_(m_.hidden_size), a_(m_.num_attention_heads), d_(h_ / a_), swiglu_(m_.activation == "swiglu"),
-        mla_(m_.multi_latent_attention) {
+        mla_(m_.multi_latent_attention), bias_(m_.add_bias_linear) {
     device_ = {"device-default", c.run.seed};
     mp_ = {"model-parallel-rng", c.run.seed + 2718 + static_cast<uint64_t>(r.tp)};
     ep_ = {"expert-parallel-rng", c.run.seed + 1024 + 100 * static_cast<uint64_t>(r.ep) + static_cast<uint64_t>(r.etp)};
@@ -249,12 +249,12 @@ class Model {
           param(A + "linear_q_proj.weight", a_ * (dn + dr) * h_, Init::fan_in, h_);
         param(A + "linear_kv_up_proj.weight", a_ * (dn + dv) * kvr, Init::fan_in, kvr);
         param(A + "proj.weight", h_ * a_ * dv, Init::fan_in, a_ * dv);
-        param(A + "proj.bias", h_, Init::fan_in, a_ * dv);
+        if (bias_) param(A + "proj.bias", h_, Init::fan_in, a_ * dv);
       } else {
         param(L + ".attention.qkv.weight", 3 * h_ * h_, Init::fan_in, h_);
-        param(L + ".attention.qkv.bias", 3 * h_, Init::fan_in, h_);
+        if (bias_) param(L + ".attention.qkv.bias", 3 * h_, Init::fan_in, h_);
         param(L + ".attention.proj.weight", h_ * h_, Init::fan_in, h_);
-        param(L + ".attention.proj.bias", h_, Init::fan_in, h_);
+        if (bias_) param(L + ".attention.proj.bias", h_, Init::fan_in, h_);
       }
       param(L + ".pre_mlp_layernorm.weight", h_, Init::ones);
       param(L + ".pre_mlp_layernorm.bias", h_, Init::zeros);
@@ -272,9 +272,9 @@ class Model {
       } else {
         const int64_t F = m_.ffn_hidden_size;
         param(L + ".mlp.fc1.weight", blocks * F * h_, Init::fan_in, h_);
-        param(L + ".mlp.fc1.bias", blocks * F, Init::fan_in, h_);
+        if (bias_) param(L + ".mlp.fc1.bias", blocks * F, Init::fan_in, h_);
         param(L + ".mlp.fc2.weight", h_ * F, Init::fan_in, F);
-        param(L + ".mlp.fc2.bias", h_, Init::fan_in, F);
+        if (bias_) param(L + ".mlp.fc2.bias", h_, Init::fan_in, F);
       }
     }
     out_.initial = w_;
@@ -327,6 +327,9 @@ class Model {
   int64_t expert_ffn() const { return m_.moe_ffn_hidden_size > 0 ? m_.moe_ffn_hidden_size : m_.ffn_hidden_size; }
   const Vec& W(const std::string& n) const { return w_.at(n); }
   Vec& G(const std::string& n) { return g_.at(n); }
+  // A dense linear's bias and its gradient: none without model.add_bias_linear.
+  const Vec* B(const std::string& n) const { return bias_ ? &W(n) : nullptr; }
+  Vec* GB(const std::string& n) { return bias_ ? &G(n) : nullptr; }
 
   void param(const std::string& name, int64_t n, Init init, int64_t fan_in = 1) {
     const DType pt = c_.param_dtype();
@@ -500,7 +503,7 @@ class Model {
               acc += t.dropped[static_cast<size_t>(score(bi, ai, i, j))] * t.V[static_cast<size_t>((token(j, bi) * a_ + ai) * dv + di)];
             t.merged[static_cast<size_t>(token(i, bi) * a_ * dv + ai * dv + di)] = acc;
           }
-    return linear(t.merged, T_, a_ * dv, W(A + "proj.weight"), h_, &W(A + "proj.bias"));
+    return linear(t.merged, T_, a_ * dv, W(A + "proj.weight"), h_, B(A + "proj.bias"));
   }
 
   Vec mla_backward(const std::string& L, const Vec& dattn, LayerTape& t) {
@@ -509,7 +512,7 @@ class Model {
     const int64_t s = m_.seq_length, b = m_.micro_batch_size, qr = m_.q_lora_rank, kvr = m_.kv_lora_rank,
                   dn = m_.qk_head_dim, dr = m_.qk_pos_emb_head_dim, dq = dn + dr, dv = m_.v_head_dim;
     const Vec dmerged = linear_back(dattn, t.merged, T_, a_ * dv, h_, W(A + "proj.weight"), G(A + "proj.weight"),
-                                    &G(A + "proj.bias"));
+                                    GB(A + "proj.bias"));
     const double scale = 1.0 / std::sqrt(static_cast<double>(dq));
     Vec dQ(t.Q.size(), 0.0), dK(t.K.size(), 0.0), dV(t.V.size(), 0.0);
     for (int64_t bi = 0; bi < b; ++bi)
@@ -584,7 +587,7 @@ class Model {
   // Dense self-attention: QKV, core attention, output projection.
   Vec dense_attention_forward(const std::string& L, LayerTape& t) {
     const int64_t s = m_.seq_length, b = m_.micro_batch_size;
-    t.qkv = linear(t.ln1, T_, h_, W(L + ".attention.qkv.weight"), 3 * h_, &W(L + ".attention.qkv.bias"));
+    t.qkv = linear(t.ln1, T_, h_, W(L + ".attention.qkv.weight"), 3 * h_, B(L + ".attention.qkv.bias"));
     // Core attention: causal softmax of q k^T / sqrt(d), attention dropout, times v.
     const double scale = 1.0 / std::sqrt(static_cast<double>(d_));
     t.probs.assign(static_cast<size_t>(b * a_ * s * s), 0.0);
@@ -618,12 +621,12 @@ class Model {
                      t.qkv[static_cast<size_t>(token(j, bi) * 3 * h_ + qkv_col(2, ai, di))];
             t.merged[static_cast<size_t>(token(i, bi) * h_ + ai * d_ + di)] = acc;
           }
-    return linear(t.merged, T_, h_, W(L + ".attention.proj.weight"), h_, &W(L + ".attention.proj.bias"));
+    return linear(t.merged, T_, h_, W(L + ".attention.proj.weight"), h_, B(L + ".attention.proj.bias"));
   }
   Vec dense_attention_backward(const std::string& L, const Vec& dattn, LayerTape& t) {
     const int64_t s = m_.seq_length, b = m_.micro_batch_size;
     const Vec dmerged = linear_back(dattn, t.merged, T_, h_, h_, W(L + ".attention.proj.weight"),
-                                    G(L + ".attention.proj.weight"), &G(L + ".attention.proj.bias"));
+                                    G(L + ".attention.proj.weight"), GB(L + ".attention.proj.bias"));
     const double scale = 1.0 / std::sqrt(static_cast<double>(d_));
     Vec dqkv(static_cast<size_t>(T_ * 3 * h_), 0.0);
     for (int64_t bi = 0; bi < b; ++bi)
@@ -660,7 +663,7 @@ class Model {
         }
       }
     return linear_back(dqkv, t.ln1, T_, h_, 3 * h_, W(L + ".attention.qkv.weight"),
-                                 G(L + ".attention.qkv.weight"), &G(L + ".attention.qkv.bias"));
+                                 G(L + ".attention.qkv.weight"), GB(L + ".attention.qkv.bias"));
   }
 
   // --- gated delta net (design §15), textbook loops in double, libm allowed ---------
@@ -879,17 +882,17 @@ class Model {
   }
 
   // Dense MLP (or the bias-free shared experts): fc1 -> GeLU / SwiGLU -> fc2.
-  Vec dense_forward(const std::string& P, const Vec& x, DenseTape& t, bool bias = true) {
-    const int64_t F = bias ? m_.ffn_hidden_size : m_.moe_shared_expert_intermediate_size, blocks = swiglu_ ? 2 : 1;
-    t.a = linear(x, T_, h_, W(P + ".fc1.weight"), blocks * F, bias ? &W(P + ".fc1.bias") : nullptr);
+  Vec dense_forward(const std::string& P, const Vec& x, DenseTape& t, bool shared = false) {
+    const int64_t F = shared ? m_.moe_shared_expert_intermediate_size : m_.ffn_hidden_size, blocks = swiglu_ ? 2 : 1;
+    t.a = linear(x, T_, h_, W(P + ".fc1.weight"), blocks * F, shared ? nullptr : B(P + ".fc1.bias"));
     t.g = activation(t.a, T_, F, swiglu_);
-    return linear(t.g, T_, F, W(P + ".fc2.weight"), h_, bias ? &W(P + ".fc2.bias") : nullptr);
+    return linear(t.g, T_, F, W(P + ".fc2.weight"), h_, shared ? nullptr : B(P + ".fc2.bias"));
   }
-  Vec dense_backward(const std::string& P, const Vec& dy, const Vec& x, const DenseTape& t, bool bias = true) {
-    const int64_t F = bias ? m_.ffn_hidden_size : m_.moe_shared_expert_intermediate_size, blocks = swiglu_ ? 2 : 1;
-    const Vec dg = linear_back(dy, t.g, T_, F, h_, W(P + ".fc2.weight"), G(P + ".fc2.weight"), bias ? &G(P + ".fc2.bias") : nullptr);
+  Vec dense_backward(const std::string& P, const Vec& dy, const Vec& x, const DenseTape& t, bool shared = false) {
+    const int64_t F = shared ? m_.moe_shared_expert_intermediate_size : m_.ffn_hidden_size, blocks = swiglu_ ? 2 : 1;
+    const Vec dg = linear_back(dy, t.g, T_, F, h_, W(P + ".fc2.weight"), G(P + ".fc2.weight"), shared ? nullptr : GB(P + ".fc2.bias"));
     const Vec da = activation_back(dg, t.a, T_, F, swiglu_);
-    return linear_back(da, x, T_, h_, blocks * F, W(P + ".fc1.weight"), G(P + ".fc1.weight"), bias ? &G(P + ".fc1.bias") : nullptr);
+    return linear_back(da, x, T_, h_, blocks * F, W(P + ".fc1.weight"), G(P + ".fc1.weight"), shared ? nullptr : GB(P + ".fc1.bias"));
   }
 
   // MoE (moe.hpp, moe_router.hpp, moe_experts.hpp at one rank): softmax router, top-k
@@ -989,7 +992,7 @@ class Model {
     Vec out(static_cast<size_t>(T_ * h_), 0.0);
     if (m_.moe_shared_expert_intermediate_size > 0) {
       DenseTape st;
-      out = dense_forward(P + ".shared_experts", x, st, /*bias=*/false);
+      out = dense_forward(P + ".shared_experts", x, st, /*shared=*/true);
       t.sa = std::move(st.a);
       t.sg = std::move(st.g);
     }
@@ -1064,7 +1067,7 @@ class Model {
     for (size_t i = 0; i < dx.size(); ++i) dx[i] += dxr[i];
     if (m_.moe_shared_expert_intermediate_size > 0) {
       const DenseTape st{t.sa, t.sg};
-      const Vec dxs = dense_backward(P + ".shared_experts", dy, x, st, /*bias=*/false);
+      const Vec dxs = dense_backward(P + ".shared_experts", dy, x, st, /*shared=*/true);
       for (size_t i = 0; i < dx.size(); ++i) dx[i] += dxs[i];
     }
     return dx;
@@ -1074,7 +1077,7 @@ class Model {
   const ModelConfig& m_;
   F64Run& out_;
   const int64_t T_, h_, a_, d_;
-  const bool swiglu_, mla_;
+  const bool swiglu_, mla_, bias_;  // bias_: model.add_bias_linear (qkv, proj, fc1, fc2)
   Stream device_, mp_, ep_;
   std::map<std::string, Vec> w_, g_;
 };

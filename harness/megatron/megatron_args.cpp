@@ -119,6 +119,7 @@ const std::map<std::string, Apply>& mapped() {
       {"--bf16", [](Setter& s) { if (s.count(0)) s.c.model.activation_dtype = DType::bf16; }},
       {"--norm-epsilon", [](Setter& s) { if (auto v = s.number()) s.c.model.layernorm_epsilon = *v; }},
       {"--use-flash-attn", [](Setter& s) { if (s.count(0)) s.c.model.flash_attention = true; }},
+      {"--disable-bias-linear", [](Setter& s) { if (s.count(0)) s.c.model.add_bias_linear = false; }},
       {"--attention-backend",
        [](Setter& s) {
          // flash and fused (cuDNN) keep no s x s scores; auto lets Transformer Engine pick
@@ -246,7 +247,7 @@ bool ignorable(const std::string& name) {
       "--overlap-param-gather", "--use-mcore-models", "--use-legacy-models", "--transformer-impl", "--global-batch-size",
       "--rampup-batch-size", "--step-batch-size", "--init-method", "--make-vocab-size-divisible-by",
       "--max-position-embeddings", "--position-embedding-type", "--rotary-", "--rope-", "--no-rope", "--use-rope",
-      "--untie-embeddings-and-output-weights", "--disable-bias-linear", "--add-bias-linear", "--add-qkv-bias",
+      "--untie-embeddings-and-output-weights", "--add-bias-linear", "--add-qkv-bias",
       "--no-masked-softmax-fusion", "--no-bias-", "--no-gradient-accumulation-fusion", "--no-persist-layer-norm",
       "--apply-layernorm-1p", "--attention-softmax-in-fp32", "--accumulate-allreduce-grads-in-fp32",
       "--manual-gc", "--deterministic-mode", "--no-check-for-nan", "--check-for-", "--tp-comm-", "--num-dataset-",

@@ -24,6 +24,10 @@ struct ModelConfig {
   DType activation_dtype = DType::bf16;  // f64 turns on gradcheck mode (f64 params too)
   double layernorm_epsilon = 1e-5;
   bool flash_attention = false;  // memory model only: no s^2 term is saved
+  // Megatron-LM's add_bias_linear (--disable-bias-linear turns it off): biases on the
+  // attention's qkv and output projections and the dense MLP's fc1 and fc2. Experts and
+  // shared experts have none either way (design §4).
+  bool add_bias_linear = true;
   // Features that later issues implement; configs are judged from day one.
   int num_moe_experts = 0;       // 0: dense MLP in every layer
   int moe_router_topk = 2;

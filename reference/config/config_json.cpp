@@ -31,6 +31,7 @@ template <class M, class V> void visit_model(M& m, V&& v) {
   v("activation_dtype", m.activation_dtype);
   v("layernorm_epsilon", m.layernorm_epsilon);
   v("flash_attention", m.flash_attention);
+  v("add_bias_linear", m.add_bias_linear);
   v("num_moe_experts", m.num_moe_experts);
   v("moe_router_topk", m.moe_router_topk);
   v("moe_grouped_gemm", m.moe_grouped_gemm);

@@ -15,8 +15,8 @@ SelfAttention::SelfAttention(Runtime& rt, std::string path, bool recompute_core,
       hl_(a_ * d_),
       recompute_core_(recompute_core),
       layer_(layer),
-      qkv_(rt, path_ + ".qkv", {h_, 3 * h_, true, TpMode::column, 3}),
-      proj_(rt, path_ + ".proj", {h_, h_, true, TpMode::row, 1}),
+      qkv_(rt, path_ + ".qkv", {h_, 3 * h_, rt.config.model.add_bias_linear, TpMode::column, 3}),
+      proj_(rt, path_ + ".proj", {h_, h_, rt.config.model.add_bias_linear, TpMode::row, 1}),
       core_(rt, path_) {}
 
 Tensor SelfAttention::forward(SaveContext& ctx, const Tensor& x) {

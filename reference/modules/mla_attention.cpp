@@ -170,7 +170,7 @@ MlaAttention::MlaAttention(Runtime& rt, std::string path, bool recompute_core, b
       kv_norm_(rt, path_ + ".kv_layernorm", m_.kvr),
       up_(rt, path_, m_, tables_),
       core_(rt, path_),
-      proj_(rt, path_ + ".proj", {m_.a * m_.dv, m_.h, true, TpMode::row, 1}) {}
+      proj_(rt, path_ + ".proj", {m_.a * m_.dv, m_.h, rt.config.model.add_bias_linear, TpMode::row, 1}) {}
 
 namespace {
 using UpCheckpoint = std::shared_ptr<OutputDiscardingCheckpoint>;

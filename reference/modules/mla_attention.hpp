@@ -9,8 +9,8 @@
 //        [k_nope|v]) and k_pe (dr, one for all heads)
 //   RoPE on q's pe part and on k_pe (rope_table.hpp); key = [k_nope | RoPE(k_pe)] per head
 //   core attention (q/k head dim dq, v head dim dv, scale 1/sqrt(dq)), then the row
-//   parallel output projection (n*dv -> h, bias).
-// No linear has a bias except the output projection (Megatron: bias=False).
+//   parallel output projection (n*dv -> h, biased when model.add_bias_linear).
+// No other linear has a bias (Megatron: bias=False).
 // Selective recompute: "core_attn" checkpoints the core attention; "mla_up_proj" runs the
 // up-projections + RoPE (MlaUpProj) as an output-discarding checkpoint: its q, k, v are
 // released once core attention saved them and recomputed when the gradient of the core

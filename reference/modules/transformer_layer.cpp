@@ -35,7 +35,7 @@ std::string layer_path(int i) { return "layers." + std::to_string(i); }
 bool moe_layer(const Config& c, int i) { return c.model.num_moe_experts > 0 && i % c.model.moe_layer_freq == 0; }
 std::unique_ptr<Module> make_mlp(Runtime& rt, const std::string& path, bool moe) {
   if (moe) return std::make_unique<MoeLayer>(rt, path + ".moe");
-  return std::make_unique<Mlp>(rt, path + ".mlp");
+  return std::make_unique<Mlp>(rt, path + ".mlp", -1, rt.config.model.add_bias_linear);
 }
 }  // namespace
 

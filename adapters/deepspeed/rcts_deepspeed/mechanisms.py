@@ -54,6 +54,7 @@ _NO_OFFLOAD = ("rcts's offload (save_on_cpu-style module / layer offload) has no
 CASE_KEYS = ("id", "description", "ranks", "backends", "config", "variants", "expect", "xfail")
 SPEC = {
     **DENSE_ONE_PROCESS,
+    "model.add_bias_linear": READ,  # model.py: the four linears with or without their biases
     "model.activation": only("gelu", "swiglu", why="only GeLU (tanh) and SwiGLU are modelled"),
     "model.activation_dtype": only("f32", "bf16", "f64"),
     "parallel.tensor_model_parallel_size": READ,

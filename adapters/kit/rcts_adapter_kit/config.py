@@ -108,6 +108,7 @@ DENSE_ONE_PROCESS = {
     **{f"model.{k}": READ for k in ("num_layers", "hidden_size", "num_attention_heads", "seq_length",
                                     "micro_batch_size", "ffn_hidden_size", "attention_dropout", "hidden_dropout",
                                     "layernorm_epsilon")},
+    "model.add_bias_linear": only(True, why="the adapter's linears always carry biases"),
     "model.flash_attention": only(False, why="flash attention is not modelled (the adapter's core attention "
                                              "materialises the s x s probabilities)"),
     "model.fp8": only(None, why="FP8 is not modelled: the adapter has no FP8 GEMMs, amax histories or "

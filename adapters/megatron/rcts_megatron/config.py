@@ -1,7 +1,7 @@
 """rcts config -> megatron-core TransformerConfig, and what the adapter cannot run.
 
 rcts's names are TransformerConfig's (docs/megatron.md). The rest is fixed to make
-Megatron compute the block of design §4 on the CPU: biases on (add_bias_linear), GeLU in
+Megatron compute the block of design §4 on the CPU: biases as the case says (add_bias_linear), GeLU in
 its tanh form (rcts's; Megatron's default F.gelu is the erf form), no fused kernels (CUDA
 only), softmax in f32, no layernorm query-key scaling, no final layernorm (rcts's block
 ends at the last layer's residual), gradient_accumulation_fusion off (a CUDA kernel).
@@ -102,7 +102,7 @@ def transformer_config(cfg):
         num_layers=m["num_layers"], hidden_size=m["hidden_size"], num_attention_heads=m["num_attention_heads"],
         ffn_hidden_size=m["ffn_hidden_size"], hidden_dropout=m["hidden_dropout"],
         attention_dropout=m["attention_dropout"], layernorm_epsilon=m["layernorm_epsilon"],
-        add_bias_linear=True, gated_linear_unit=swiglu,
+        add_bias_linear=m["add_bias_linear"], gated_linear_unit=swiglu,
         activation_func=F.silu if swiglu else functools.partial(F.gelu, approximate="tanh"),
         bias_activation_fusion=False, bias_dropout_fusion=False, masked_softmax_fusion=False,
         apply_query_key_layer_scaling=False, attention_softmax_in_fp32=True, persist_layer_norm=False,

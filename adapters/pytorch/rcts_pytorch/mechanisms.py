@@ -38,6 +38,7 @@ CASE_KEYS = ("id", "description", "ranks", "backends", "config", "variants", "ex
 # it expresses; any other key or value skips the case with the reason.
 SPEC = {
     **DENSE_ONE_PROCESS,
+    "model.add_bias_linear": READ,  # model.py: the four linears with or without their biases
     "model.activation": only("gelu", "swiglu", why="only GeLU (tanh) and SwiGLU are modelled"),
     "model.activation_dtype": only("f32", "bf16", "f64"),
     "recompute.recompute_granularity": only(None, "full", "selective"),

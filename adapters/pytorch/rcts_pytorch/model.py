@@ -40,6 +40,7 @@ class Layer:
         self.a = m["num_attention_heads"]
         self.d = self.h // self.a
         self.eps = m["layernorm_epsilon"]
+        self.biased = m["add_bias_linear"]  # the four linears' biases (design §4)
         self.swiglu = m["activation"] == "swiglu"
         self.p_attn, self.p_hidden = m["attention_dropout"], m["hidden_dropout"]
         self.training = cfg["run"]["training"]
@@ -61,8 +62,11 @@ class Layer:
             return self.round(F.layer_norm(x.float(), (self.h,), self.w(f"{which}.weight"),
                                            self.w(f"{which}.bias"), self.eps))
 
+    def bias(self, name):
+        return self.w(f"{name}.bias") if self.biased else None
+
     def linear(self, name, x):
-        return self.round(F.linear(x.float(), self.w(f"{name}.weight"), self.w(f"{name}.bias")))
+        return self.round(F.linear(x.float(), self.w(f"{name}.weight"), self.bias(name)))
 
     def column_linear(self, name, x):
         """A column-parallel layer (QKV, fc1): under TP its input enters the TP region."""
@@ -73,8 +77,8 @@ class Layer:
         the ranks in f32, then the (replicated) bias is added once, then rounded."""
         if not self.tp:
             return self.linear(name, x)
-        part = F.linear(x.float(), self.w(f"{name}.weight"))
-        return self.round(self.tp.reduce(part) + self.w(f"{name}.bias"))
+        part = self.tp.reduce(F.linear(x.float(), self.w(f"{name}.weight")))
+        return self.round(part if self.bias(name) is None else part + self.bias(name))
 
     def dropout(self, x, p, site, kind):
         if not self.training:
