@@ -75,7 +75,8 @@ EXPERT_DROPOUT = ("expert dropout (moe_expert_dropout): megatron-core's experts 
 
 ETP_WITH_BIASES = ("expert tensor parallelism: TransformerConfig asserts \"Bias in Moe is only supported when ETP==1\" "
                    "whenever add_bias_linear is on (megatron/core/transformer/transformer_config.py:1588), one flag for "
-                   "the dense linears, which rcts's block gives biases, and the experts, which it does not")
+                   "the dense linears, which rcts's block gives biases unless model.add_bias_linear is false, and the experts, "
+                   "which it never does")
 
 
 def moe_unsupported(m, p):
@@ -88,7 +89,8 @@ def moe_unsupported(m, p):
     if m.get("moe_shared_expert_overlap") or m.get("overlap_moe_expert_parallel_comm"):
         why.append("shared-expert and EP communication overlap run on CUDA streams")
     if p.get("expert_tensor_parallel_size", 1) > 1:
-        why.append(ETP_WITH_BIASES)
+        why.append(ETP_WITH_BIASES if m["add_bias_linear"] else
+                   "expert tensor parallelism without biases: not mapped by the adapter yet (the experts' ETP shards)")
     return "MoE: " + "; ".join(why) if why else None
 
 
