@@ -29,7 +29,11 @@ CaseResult merge_rank_results(const std::vector<CaseResult>& per_rank) {
     const CaseResult& o = per_rank[r];
     const std::string tag = "rank " + std::to_string(r) + ": ";
     for (const auto& ch : o.checks)
-      if (ch.outcome == Outcome::fail || ch.outcome == Outcome::error) m.checks.push_back({ch.kind, ch.outcome, tag + ch.detail});
+      if (ch.outcome == Outcome::fail || ch.outcome == Outcome::error) {
+        CheckResult tagged = ch;  // where it failed and what it could not judge travel with it
+        tagged.detail = tag + ch.detail;
+        m.checks.push_back(std::move(tagged));
+      }
     if (severity(o.outcome) > severity(m.outcome)) {
       m.outcome = o.outcome;
       m.reason = tag + o.reason;

@@ -94,6 +94,17 @@ void to_json(nlohmann::json& j, const RunHeader& h) {
        {"ranks", h.ranks},     {"seed", h.seed},       {"started_at", h.started_at}};
 }
 
+namespace {
+Phase parse_phase(std::string_view name) {
+  for (Phase p : {Phase::seeding, Phase::forward_draw, Phase::forward, Phase::recompute_draw, Phase::backward,
+                  Phase::rng_after, Phase::step_end})
+    if (phase_name(p) == name) return p;
+  throw Error("unknown execution phase '" + std::string(name) + "'");
+}
+}  // namespace
+
+// Reads back everything to_json writes, so a result that crosses ranks or a report merge
+// keeps where its failure happened and what it could not judge.
 CaseResult case_result_from_json(const nlohmann::json& o) {
   CaseResult r;
   r.id = o.at("id");
@@ -101,8 +112,17 @@ CaseResult case_result_from_json(const nlohmann::json& o) {
   r.outcome = parse_outcome(o.at("outcome").get<std::string>());
   r.reason = o.value("reason", "");
   r.seconds = o.value("seconds", 0.0);
-  for (const auto& c : o.value("checks", nlohmann::json::array()))
-    r.checks.push_back({c.at("kind"), parse_outcome(c.at("outcome").get<std::string>()), c.value("detail", "")});
+  r.backend = o.value("backend", "");
+  for (const auto& c : o.value("checks", nlohmann::json::array())) {
+    CheckResult k{c.at("kind"), parse_outcome(c.at("outcome").get<std::string>()), c.value("detail", "")};
+    if (c.contains("at")) {
+      const auto& a = c.at("at");
+      k.at = ExecPoint{a.at("step").get<int>(), a.at("micro_batch").get<int>(),
+                       parse_phase(a.at("phase").get<std::string>())};
+    }
+    k.not_judged = c.value("not_judged", std::vector<std::string>{});
+    r.checks.push_back(std::move(k));
+  }
   return r;
 }
 

@@ -22,7 +22,7 @@ from rcts_pytorch.mechanisms import unsupported  # noqa: E402
 H, F = 8, 32
 CFG = {"model": {"num_layers": 2, "hidden_size": H, "num_attention_heads": 2, "seq_length": 4, "micro_batch_size": 2,
                  "ffn_hidden_size": F, "activation": "gelu", "attention_dropout": 0.2, "hidden_dropout": 0.2,
-                 "activation_dtype": "bf16", "layernorm_epsilon": 1e-5, "num_moe_experts": 0},
+                 "activation_dtype": "bf16", "layernorm_epsilon": 1e-5, "add_bias_linear": True, "num_moe_experts": 0},
        "parallel": {"tensor_model_parallel_size": 1}, "recompute": {"recompute_granularity": None},
        "offload": {}, "run": {"seed": 7, "micro_batches": 2, "steps": 2, "training": True}}
 

@@ -94,7 +94,13 @@ class MoeRefusals(unittest.TestCase):
         self.assertIn("mlp.py:155", why)
 
     def test_expert_tp_with_dense_biases(self):
-        self.assertIn("transformer_config.py:1588", config.moe_unsupported({}, {"expert_tensor_parallel_size": 2}))
+        self.assertIn("transformer_config.py:1588",
+                      config.moe_unsupported({"add_bias_linear": True}, {"expert_tensor_parallel_size": 2}))
+
+    def test_expert_tp_without_biases_is_refused_as_not_mapped(self):
+        why = config.moe_unsupported({"add_bias_linear": False}, {"expert_tensor_parallel_size": 2})
+        self.assertNotIn("transformer_config.py:1588", why)
+        self.assertIn("not mapped", why)
 
     def test_sequential_experts_without_dropout_run(self):
         self.assertIsNone(config.moe_unsupported({"moe_grouped_gemm": False, "moe_expert_dropout": 0.0},

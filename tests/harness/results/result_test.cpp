@@ -132,6 +132,20 @@ TEST(ResultJson, ACaseReadsBackItsOutcomeReasonTimeAndChecks) {
     EXPECT_EQ(back.checks[i].outcome, r.checks[i].outcome);
     EXPECT_EQ(back.checks[i].detail, r.checks[i].detail);
   }
+  EXPECT_EQ(back.backend, "cpu");
+  // A failure's execution point and what a check could not judge come back too (a result
+  // gathered from another rank or read by merge-reports keeps them).
+  CaseResult placed = r;
+  placed.checks[0].at = ExecPoint{1, 2, Phase::recompute_draw};
+  placed.checks[1].not_judged = {"side effects: not recorded"};
+  const CaseResult again = case_result_from_json(json(placed));
+  ASSERT_TRUE(again.checks[0].at.has_value());
+  EXPECT_EQ(*again.checks[0].at, (ExecPoint{1, 2, Phase::recompute_draw}));
+  EXPECT_FALSE(again.checks[1].at.has_value());
+  EXPECT_EQ(again.checks[1].not_judged, std::vector<std::string>{"side effects: not recorded"});
+  json bad_phase = json(placed);
+  bad_phase["checks"][0]["at"]["phase"] = "sideways";
+  EXPECT_THROW(case_result_from_json(bad_phase), Error);
   // Only the id and the outcome are required; a bad outcome is refused by name.
   const CaseResult bare = case_result_from_json(json{{"id", "x"}, {"outcome", "pass"}});
   EXPECT_EQ((std::vector<std::string>{bare.file, bare.reason}), (std::vector<std::string>{"", ""}));
