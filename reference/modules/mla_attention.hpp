@@ -68,7 +68,7 @@ class MlaUpProj final : public Region {
 
 class MlaAttention final : public Module {
  public:
-  MlaAttention(Runtime& rt, std::string path, bool recompute_core, bool recompute_up_proj, int layer);
+  MlaAttention(Runtime& rt, std::string path, bool recompute_core, bool recompute_up_proj, int layer = 0);
   using Module::backward;
   using Module::forward;
   Tensor forward(SaveContext& ctx, const Tensor& x) override;   // (s*b, h) -> (s*b, h)
