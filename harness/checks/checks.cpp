@@ -14,6 +14,7 @@
 #include "harness/io/hex_bits.hpp"
 #include "oracle/philox_masks.hpp"
 #include "reference/memory_model/activation_memory.hpp"
+#include "reference/memory_model/offload_memory.hpp"
 #include "reference/memory_model/saved_profile.hpp"
 
 namespace rcts::harness {
@@ -213,6 +214,39 @@ CheckResult check_masks(const RunRecord& base, const RunRecord& run, const std::
                         "contiguously, " + std::to_string(recomputed) + " recompute draws replay their forward");
 }
 
+namespace {
+// After warmup each layer keeps its saved bytes less its offloaded share (design §9):
+// the device bytes of every later micro-batch, layer by layer, against the model.
+std::optional<std::string> offload_share_differs(const RunRecord& run, const std::string& label, std::string& detail) {
+  const auto& o = run.config.offload;
+  if (!o.fine_grained_activation_offloading && !o.cpu_offloading) return std::nullopt;
+  if (const std::string why = offload_share_unmodelled(run.config); !why.empty()) {
+    detail += "; offloaded share not compared (" + why + ")";
+    return std::nullopt;
+  }
+  const StageMemory st = stage_memory(run.config, run.coords.pp);
+  const OffloadShare share = offload_share(run.config, st);
+  const auto want = st.per_layer_bytes();
+  int64_t moved = 0;
+  for (size_t l = 0; l < want.size(); ++l) moved += share.layer_bytes(l);
+  for (size_t i = 1; i < run.saved_bytes_per_layer.size(); ++i) {
+    const auto& measured = run.saved_bytes_per_layer[i];
+    for (size_t l = 0; l < want.size(); ++l) {
+      const int64_t keep = want[l] - share.layer_bytes(l);
+      if (l >= measured.size() || measured[l] != keep)
+        return label + ": " + mb_label(run, i) + ": layer " + std::to_string(l) + " kept " +
+               (l < measured.size() ? std::to_string(measured[l]) : std::string("nothing")) +
+               " bytes on device after its forward, the analytic model says " + std::to_string(want[l]) +
+               " saved less an offloaded share of " + std::to_string(share.layer_bytes(l)) + " = " +
+               std::to_string(keep);
+    }
+  }
+  detail += "; after warmup each layer keeps them less its offloaded share (" + std::to_string(moved) +
+            " bytes a micro-batch)";
+  return std::nullopt;
+}
+}  // namespace
+
 CheckResult check_memory(const MemoryExpect& expect, const RunRecord& base, const RunRecord& run,
                          const std::string& label) {
   const std::string kind = "memory";
@@ -231,6 +265,7 @@ CheckResult check_memory(const MemoryExpect& expect, const RunRecord& base, cons
                               (l < measured.size() ? std::to_string(measured[l]) : std::string("nothing")) +
                               " bytes, the analytic model says " + std::to_string(want[l]));
     detail += "per-layer bytes equal the analytic model";
+    if (auto why = offload_share_differs(run, label, detail)) return fail(kind, *why);
     if (const std::string why = backward_peak_unmodelled(run.config); !why.empty()) {
       detail += "; backward peak not compared (" + why + ")";
     } else if (run.config.parallel.pipeline_model_parallel_size > 1) {

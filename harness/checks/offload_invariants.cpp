@@ -48,6 +48,10 @@ std::map<std::string, std::vector<int>> expected_offload_groups(const Config& c)
         if (i < o.cpu_offloading_num_layers) layers.push_back(i);
       } else if (name == "expert_fc1" || name == "moe_act") {
         if (moe_layer(i) && m.moe_grouped_gemm && !whole_moe) layers.push_back(i);
+      } else if (c.gdn_layer(i) && name != "mlp_norm") {
+        // A GDN layer opens no attention group, and no attn_norm: Megatron-LM's GDN spec
+        // fuses its input norm into in_proj (design §15).
+        continue;
       } else {
         layers.push_back(i);
       }
@@ -136,7 +140,11 @@ bool recomputed_by_output_discarding(const Config& c, const std::string& produce
   const bool norm = ends_with(".input_layernorm.output") || ends_with(".pre_mlp_layernorm.output");
   const bool expert_act = producer.find(".moe.experts") != std::string::npos &&
                           (ends_with(".act.output") || ends_with(".dropout.output"));
-  return (norm && contains(r.recompute_modules, "layernorm")) || (expert_act && contains(r.recompute_modules, "moe_act"));
+  // MLA's up-projection outputs q, k, v (mla_up_proj, design §14).
+  const bool mla_qkv = c.model.multi_latent_attention &&
+                       (ends_with(".attention.q") || ends_with(".attention.k") || ends_with(".attention.v"));
+  return (norm && contains(r.recompute_modules, "layernorm")) || (expert_act && contains(r.recompute_modules, "moe_act")) ||
+         (mla_qkv && contains(r.recompute_modules, "mla_up_proj"));
 }
 
 std::optional<std::string> idle_modules_only_recomputed(const RunRecord& run) {
@@ -147,7 +155,8 @@ std::optional<std::string> idle_modules_only_recomputed(const RunRecord& run) {
     if (t.kept_because == "recomputed" && !recomputed_by_output_discarding(run.config, t.storage_name))
       return t.tensor + " of group " + t.group + " was kept on device as recomputed, but its storage '" +
              t.storage_name + "' is no output an output-discarding recompute of this configuration rebuilds "
-             "(selective layernorm: the norms' outputs; moe_act: the expert activation's)";
+             "(selective layernorm: the norms' outputs; moe_act: the expert activation's; mla_up_proj: MLA's q, k, "
+             "v)";
     if (t.kept_because == "parameter" && !params.count(t.storage_name))
       return t.tensor + " of group " + t.group + " was kept on device as a parameter, but its storage '" +
              t.storage_name + "' is no parameter of the model";

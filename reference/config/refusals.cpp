@@ -39,29 +39,12 @@ const std::vector<Refusal>& refusals() {
        "megatron/core/transformer/multi_latent_attention.py",
        "the reference's FP8 emulation quantizes the dense attention's linear inputs only, not MLA's down- and "
        "up-projections"},
-      {"mla.offload", {"offload.fine_grained_activation_offloading"},
-       [](const Config& c) {
-         return c.model.multi_latent_attention &&
-                (c.offload.fine_grained_activation_offloading || c.offload.cpu_offloading);
-       },
-       [](const Config&) { return std::string("MLA with activation offloading"); },
-       "megatron/core/transformer/multi_latent_attention.py",
-       "the reference's MLA layer opens no offload groups (qkv_linear, core_attn, attn_proj) and its memory model "
-       "has no offloaded share"},
       {"mla.gdn", {"model.multi_latent_attention", "model.gated_delta_net"},
        [](const Config& c) { return c.model.multi_latent_attention && c.model.gated_delta_net; },
        [](const Config&) { return std::string("MLA with model.gated_delta_net = true"); },
        "megatron/core/models/gpt/experimental_attention_variant_module_specs.py",
        "hybrid MLA + GDN models: the memory model and the oracle cover each token mixer alone"},
       // --- gated delta net (design §15) ---
-      {"gdn.fine_grained_offload", {"offload.fine_grained_activation_offloading", "model.gated_delta_net"},
-       [](const Config& c) { return c.model.gated_delta_net && c.offload.fine_grained_activation_offloading; },
-       [](const Config&) {
-         return std::string("offload.fine_grained_activation_offloading with model.gated_delta_net = true");
-       },
-       "megatron/core/transformer/transformer_layer.py",
-       "the reference's GDN layer opens no offload groups (its attn_norm and mlp_norm are not wired to the offload "
-       "manager)"},
       {"gdn.fp8", {"model.fp8", "model.gated_delta_net"},
        [](const Config& c) { return c.model.gated_delta_net && fp8(c); },
        [](const Config&) { return std::string("model.fp8 with model.gated_delta_net = true"); },

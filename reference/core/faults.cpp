@@ -70,6 +70,13 @@ const std::vector<FaultInfo>& all_faults() {
       {Fault::sgd_lr_doubled, "sgd_lr_doubled",
        "SGD between steps uses twice the learning rate: every run of a case agrees with the others, so only the golden "
        "files and the f64 oracle see it (regen-golden must refuse to bless it)"},
+      {Fault::mla_qkv_group_q_only, "mla_qkv_group_q_only",
+       "offload: MLA's qkv_linear group closes after the q path, so the kv down-projection, kv_layernorm and kv "
+       "up-projection saves stay on device: the group still moves all it marked, only the offloaded share of the "
+       "memory model sees the bytes left behind (design §14)"},
+      {Fault::gdn_offloads_attn_norm, "gdn_offloads_attn_norm",
+       "offload: GDN layers open the attn_norm group; Megatron-LM's GDN spec fuses the input norm into in_proj "
+       "(IdentityOp), which turns attn_norm off for them (design §15)"},
   };
   return list;
 }

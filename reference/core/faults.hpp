@@ -38,6 +38,8 @@ enum class Fault {
   expert_rng_state_on_layer, // a recompute takes the expert stream's state its checkpoint site last stashed, not its micro-batch's
   fp8_replays_latest_forward, // FP8: a recompute replays the latest forward's scale, not its own micro-batch's
   sgd_lr_doubled,            // SGD steps with twice the learning rate: math only goldens and the f64 oracle see
+  mla_qkv_group_q_only,      // offload: MLA's qkv_linear group closes after the q path (the kv path's saves stay)
+  gdn_offloads_attn_norm,    // offload: GDN layers open attn_norm, which Megatron-LM's fused input norm turns off
 };
 
 struct FaultInfo {

@@ -68,8 +68,9 @@
 //                   max(A - LN1 out - s², A - act - fc2).
 // The forward's transient bytes (an LN output until its consumer's forward discards
 // it) never exceed this: they are part of one layer's A on top of stored prefixes.
-// Not modelled (backward_peak_unmodelled): offload, whose device bytes depend on
-// when copies finish. MoE layers are outside the model altogether.
+// Not modelled (backward_peak_unmodelled): the backward peak under offload, whose device
+// bytes depend on when prefetches finish (what each layer keeps after its forward is
+// offload_memory.hpp's). MoE layers are outside the model altogether.
 #pragma once
 #include <cstdint>
 #include <string>

@@ -1,6 +1,7 @@
 #include "reference/modules/mla_attention.hpp"
 
 #include <algorithm>
+#include <optional>
 
 #include "reference/core/faults.hpp"
 #include "reference/modules/dropout.hpp"
@@ -155,12 +156,13 @@ void MlaUpProj::parameters(std::vector<Parameter*>& out) {
   kv_up_.parameters(out);
 }
 
-MlaAttention::MlaAttention(Runtime& rt, std::string path, bool recompute_core, bool recompute_up_proj)
+MlaAttention::MlaAttention(Runtime& rt, std::string path, bool recompute_core, bool recompute_up_proj, int layer)
     : rt_(rt),
       path_(std::move(path)),
       m_(MlaDims::from(rt)),
       recompute_core_(recompute_core),
       recompute_up_(recompute_up_proj),
+      layer_(layer),
       tables_(make_tables(rt, path_, m_)),
       q_down_(m_.qr > 0 ? std::make_unique<Linear>(rt, path_ + ".linear_q_down_proj",
                                                    LinearSpec{m_.h, m_.qr, false, TpMode::none, 1})
@@ -180,8 +182,14 @@ constexpr StashKey<UpCheckpoint> kUpCheckpoint{"mla.up_proj"};
 Tensor MlaAttention::forward(SaveContext& ctx, const Tensor& x) {
   rt_.counters.count_forward(path_);
   const int64_t N = m_.s * m_.b, kvr = m_.kvr, dr = m_.dr;
+  // Megatron-LM's qkv_linear group spans get_query_key_value_tensors: both
+  // down-projections, the norms, the up-projections and RoPE. (The mutant closes it
+  // after the q path, so the kv path's saves stay on device.)
+  std::optional<OffloadManager::GroupScope> qkv_group;
+  qkv_group.emplace(rt_.offload.get(), "qkv_linear", layer_);
   Tensor cq = x;
   if (q_down_) cq = q_norm_->forward(ctx.child("q_layernorm"), q_down_->forward(ctx.child("linear_q_down_proj"), x));
+  if (fault_on(Fault::mla_qkv_group_q_only)) qkv_group.reset();
   Tensor kvc = kv_down_.forward(ctx.child("linear_kv_down_proj"), x);  // (N, kvr + dr)
   Tensor latent = rt_.activation({N, kvr}, path_ + ".kv_compressed");
   Tensor kpe = rt_.activation({N, dr}, path_ + ".k_pos_emb");
@@ -205,24 +213,46 @@ Tensor MlaAttention::forward(SaveContext& ctx, const Tensor& x) {
   } else {
     qkv = up_.forward(uctx, {cq, ckv, kpe});
   }
-  Tensor context = checkpoint::run_forward(recompute_core_, rt_.rng, core_, ctx.child("#core"), qkv).at(0);
+  qkv_group.reset();
+  offload_commit(rt_, "qkv_linear", layer_);
+  Tensor context;
+  {
+    auto group = offload_group(rt_, "core_attn", layer_);
+    context = checkpoint::run_forward(recompute_core_, rt_.rng, core_, ctx.child("#core"), qkv).at(0);
+  }
+  offload_commit(rt_, "core_attn", layer_);
   // Megatron: discard_output_and_register_recompute(core_attn_out) once core attention saved q, k, v.
   if (recompute_up_ && ctx.enabled()) ck->discard_output_and_register_recompute(path_ + ".core.context");
   Tensor merged = rt_.activation({N, m_.n * m_.dv}, path_ + ".context");
   rt_.backend.heads_to_tokens(merged.bytes(), context.bytes(), kActElem(rt_), m_.n * m_.dv, 0, m_.s, m_.b, m_.n,
                               m_.dv);
-  return proj_.forward(ctx.child("proj"), merged);
+  Tensor out;
+  {
+    auto group = offload_group(rt_, "attn_proj", layer_);
+    out = proj_.forward(ctx.child("proj"), merged);
+  }
+  offload_commit(rt_, "attn_proj", layer_);
+  return out;
 }
 
 Tensor MlaAttention::backward(SaveContext& ctx, const Tensor& dy) {
   const int64_t N = m_.s * m_.b, kvr = m_.kvr, dr = m_.dr;
+  offload_backward_commit(rt_, "attn_proj", layer_);
   Tensor dmerged = proj_.backward(ctx.child("proj"), dy);
+  offload_backward_start(rt_, "attn_proj", layer_);
   Tensor dcontext = rt_.activation({m_.b, m_.n, m_.s, m_.dv}, path_ + ".context.grad");
   rt_.backend.tokens_to_heads(dcontext.bytes(), dmerged.bytes(), kActElem(rt_), m_.n * m_.dv, 0, m_.s, m_.b, m_.n,
                               m_.dv);
   // The gradient of the core attention's output arrived: the up-projection recompute fires.
-  if (recompute_up_) ctx.stashed(kUpCheckpoint)->recompute();
+  // Its inputs are the qkv_linear group's, whose backward commit point comes later.
+  if (recompute_up_) {
+    offload_reload_on_demand(rt_, "qkv_linear", layer_);
+    ctx.stashed(kUpCheckpoint)->recompute();
+  }
+  offload_backward_commit(rt_, "core_attn", layer_);
   auto dqkv = checkpoint::run_backward(recompute_core_, rt_.rng, core_, ctx.child("#core"), {dcontext});
+  offload_backward_start(rt_, "core_attn", layer_);
+  offload_backward_commit(rt_, "qkv_linear", layer_);
   auto dup = recompute_up_ ? ctx.stashed(kUpCheckpoint)->backward(dqkv) : up_.backward(ctx.child("#up"), dqkv);
   Tensor dlatent = kv_norm_.backward(ctx.child("kv_layernorm"), dup.at(1));
   Tensor dkvc = rt_.activation({N, kvr + dr}, path_ + ".linear_kv_down_proj.output.grad");
@@ -238,7 +268,9 @@ Tensor MlaAttention::backward(SaveContext& ctx, const Tensor& dy) {
   Tensor dx_q = dup.at(0);
   if (q_down_)
     dx_q = q_down_->backward(ctx.child("linear_q_down_proj"), q_norm_->backward(ctx.child("q_layernorm"), dx_q));
-  return add(rt_, dx_q, dx_kv, path_ + ".input.grad");
+  Tensor dx = add(rt_, dx_q, dx_kv, path_ + ".input.grad");
+  offload_backward_start(rt_, "qkv_linear", layer_);
+  return dx;
 }
 
 void MlaAttention::parameters(std::vector<Parameter*>& out) {

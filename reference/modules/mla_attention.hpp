@@ -15,6 +15,11 @@
 // up-projections + RoPE (MlaUpProj) as an output-discarding checkpoint: its q, k, v are
 // released once core attention saved them and recomputed when the gradient of the core
 // attention's output arrives (before core attention's backward), as Megatron does.
+// Fine-grained offload (design §9, §14), Megatron-LM's MLA groups: qkv_linear around
+// everything from the down-projections to RoPE (get_query_key_value_tensors), core_attn
+// around core attention, attn_proj around the output projection, each committed right
+// after its module. Under mla_up_proj the up-projection recompute reads the qkv_linear
+// group's saves before that group's backward commit point, so it reloads it on demand.
 // Under TP the k_pe gradient is a sum over all heads, so each rank's partial sum is
 // all-reduced in rank order before it reaches the replicated linear_kv_down_proj; its
 // weight, q_down's and the norms' gradients are then identical on every rank.
@@ -63,7 +68,7 @@ class MlaUpProj final : public Region {
 
 class MlaAttention final : public Module {
  public:
-  MlaAttention(Runtime& rt, std::string path, bool recompute_core, bool recompute_up_proj);
+  MlaAttention(Runtime& rt, std::string path, bool recompute_core, bool recompute_up_proj, int layer = 0);
   using Module::backward;
   using Module::forward;
   Tensor forward(SaveContext& ctx, const Tensor& x) override;   // (s*b, h) -> (s*b, h)
@@ -75,6 +80,7 @@ class MlaAttention final : public Module {
   std::string path_;
   MlaDims m_;
   bool recompute_core_, recompute_up_;
+  int layer_;
   MlaTables tables_;
   std::unique_ptr<Linear> q_down_;
   std::unique_ptr<LayerNorm> q_norm_;

@@ -52,7 +52,12 @@ TransformerLayer::TransformerLayer(Runtime& rt, int index)
                    rt.config.model.hidden_dropout},
       is_moe_(moe_layer(rt.config, index)),
       mlp_(make_mlp(rt, path_, is_moe_)),
-      recompute_mlp_(is_moe_ ? recompute_.moe : recompute_.mlp) {}
+      recompute_mlp_(is_moe_ ? recompute_.moe : recompute_.mlp),
+      gdn_layer_(rt.config.gdn_layer(index)) {}
+
+std::string TransformerLayer::attn_norm_group() const {
+  return gdn_layer_ && !fault_on(Fault::gdn_offloads_attn_norm) ? "" : "attn_norm";
+}
 
 using CheckpointPtr = std::shared_ptr<OutputDiscardingCheckpoint>;
 
@@ -88,7 +93,7 @@ Tensor TransformerLayer::forward(SaveContext& ctx, const Tensor& x) {
 
   Tensor ln1;
   {
-    auto group = offload_group(rt_, "attn_norm", index_);
+    auto group = offload_group(rt_, attn_norm_group(), index_);
     ln1 = norm_forward(ctx, "input_layernorm", input_layernorm_, x);
   }
   Tensor attn = attention_->forward(actx, ln1);
@@ -96,7 +101,7 @@ Tensor TransformerLayer::forward(SaveContext& ctx, const Tensor& x) {
     ctx.stashed(norm_checkpoint("input_layernorm"))->discard_output_and_register_recompute(path_ + ".attention.output");
   Tensor h1 = add(rt_, x, dropout_forward(rt_, actx.child("hidden_dropout"), attn_dropout_, attn), path_ + ".residual1");
   // Delayed commit: the residual add above was the layer input's last forward consumer.
-  offload_commit(rt_, "attn_norm", index_);
+  offload_commit(rt_, attn_norm_group(), index_);
 
   Tensor ln2;
   {
@@ -128,7 +133,7 @@ Tensor TransformerLayer::backward(SaveContext& ctx, const Tensor& dy) {
   if (late) norm_fire_recompute(ctx, "pre_mlp_layernorm");
   Tensor dh1 = add(rt_, dy, norm_backward(ctx, "pre_mlp_layernorm", pre_mlp_layernorm_, dln2), path_ + ".residual1.grad");
   offload_backward_start(rt_, "mlp_norm", index_);
-  offload_backward_commit(rt_, "attn_norm", index_);
+  offload_backward_commit(rt_, attn_norm_group(), index_);
 
   // Attention branch.
   Tensor da = dropout_backward(rt_, actx.child("hidden_dropout"), attn_dropout_, dh1);
@@ -136,7 +141,7 @@ Tensor TransformerLayer::backward(SaveContext& ctx, const Tensor& dy) {
   Tensor dln1 = attention_->backward(actx, da);
   if (late) norm_fire_recompute(ctx, "input_layernorm");
   Tensor dx = add(rt_, dh1, norm_backward(ctx, "input_layernorm", input_layernorm_, dln1), path_ + ".input.grad");
-  offload_backward_start(rt_, "attn_norm", index_);
+  offload_backward_start(rt_, attn_norm_group(), index_);
   offload_backward_start(rt_, "layer", index_);
   ctx.clear();
   return dx;

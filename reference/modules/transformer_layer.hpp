@@ -54,6 +54,11 @@ class TransformerLayer final : public Module {
   bool is_moe_;
   std::unique_ptr<Module> mlp_;  // Mlp or MoeLayer
   bool recompute_mlp_;           // checkpoint mlp_ as a whole (selective "mlp" or "moe")
+  bool gdn_layer_;
+  // "attn_norm", or "" (no group) on a GDN layer: Megatron-LM's GDN spec fuses the input
+  // norm into in_proj (an IdentityOp input_layernorm), and TransformerLayer turns
+  // attn_norm off for an IdentityOp norm (design §15).
+  std::string attn_norm_group() const;
 };
 
 }  // namespace rcts

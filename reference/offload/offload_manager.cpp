@@ -215,6 +215,14 @@ void OffloadManager::backward_start(const std::string& name, int layer) {
   issue_reload(groups_[next]);
 }
 
+void OffloadManager::reload_on_demand(const std::string& name, int layer) {
+  Group* g = find(name, layer);
+  if (!g || !g->offloaded) return;
+  if (!g->reload_issued) issue_reload(*g);
+  for (auto& sc : g->storages)
+    if (sc.offloaded) h2d_->wait(sc.h2d);
+}
+
 void OffloadManager::backward_commit(const std::string& name, int layer) {
   Group* g = find(name, layer);
   if (!g || !g->offloaded) return;

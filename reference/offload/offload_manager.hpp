@@ -84,6 +84,12 @@ class OffloadManager final : public SavedTensorHooks {
   // Backward call points.
   void backward_commit(const std::string& name, int layer);
   void backward_start(const std::string& name, int layer);
+  // A recompute that reads a group's saved tensors before the group's backward commit
+  // point (MLA's up-projection recompute reads the qkv_linear group's inputs when the
+  // core attention's output gradient arrives): reload it now and wait. Megatron-LM's
+  // unpack reloads such a tensor inline, without waiting for its D2H copy (#7398);
+  // here the reload waits for the group's offload event first, as a prefetch does.
+  void reload_on_demand(const std::string& name, int layer);
   // End of one forward+backward (a micro-batch).
   void end_iteration();
 

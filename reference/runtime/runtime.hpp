@@ -132,5 +132,8 @@ inline void offload_backward_commit(Runtime& rt, const std::string& name, int la
 inline void offload_backward_start(Runtime& rt, const std::string& name, int layer) {
   if (rt.offload) rt.offload->backward_start(name, layer);
 }
+inline void offload_reload_on_demand(Runtime& rt, const std::string& name, int layer) {
+  if (rt.offload) rt.offload->reload_on_demand(name, layer);
+}
 
 }  // namespace rcts
