@@ -31,6 +31,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(ROOT, "adapters", "kit"))
 
+from rcts_adapter_kit import drive  # noqa: E402
 from rcts_adapter_kit.drive import (adapter_answer, at_world_sizes, judge_worlds, need_tools,  # noqa: E402
                                     rcts_baseline, run, world_sizes)
 from rcts_adapter_kit.errors import AdapterError  # noqa: E402
@@ -43,29 +44,19 @@ RELEASES = os.path.join(HERE, "releases.txt")
 SHIM_NAMES = ("cpu_stream",)  # rcts_deepspeed.releases.SHIMS (no torch imported here)
 
 
-def releases():
-    """The pinned releases, oldest first; the last is the venv's."""
-    with open(RELEASES) as f:
-        return [l.split("#")[0].strip() for l in f if l.split("#")[0].strip()]
-
-
 def dsrel_dir():
     return os.environ.get("RCTS_DSREL_DIR") or os.path.join(
         os.environ.get("RCTS_BUILD_DIR", os.path.join(ROOT, "build")), "dsrel")
 
 
+def releases():
+    """The pinned releases, oldest first; the last is the venv's."""
+    return drive.pinned_releases(RELEASES)
+
+
 def release_path(release):
-    """Where --release RELEASE is imported from: "" (the venv) for the newest pinned release,
-    else its pip target; an AdapterError naming the file and value for any other."""
-    pinned = releases()
-    if release not in pinned:
-        raise AdapterError(f"--release {release}: not a release of {RELEASES} ({', '.join(pinned)})")
-    if release == pinned[-1]:
-        return ""
-    path = os.path.join(dsrel_dir(), release)
-    if not os.path.isfile(os.path.join(path, "deepspeed", "__init__.py")):
-        raise AdapterError(f"--release {release}: no deepspeed at {path} (scripts/deepspeed-releases --install)")
-    return path
+    """Where --release RELEASE is imported from (the kit's rule): "" for the venv's, else its pip target."""
+    return drive.release_path(release, RELEASES, dsrel_dir(), "deepspeed", "deepspeed", "scripts/deepspeed-releases --install")
 
 
 def one(a, cid, f, world, case):

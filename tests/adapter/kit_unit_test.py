@@ -549,6 +549,23 @@ class Drive(unittest.TestCase):
         os.chmod(path, 0o755)
         return path
 
+    def test_pinned_releases_and_where_each_is_imported_from(self):
+        from rcts_adapter_kit.drive import pinned_releases, release_path
+        pinned = os.path.join(self.tmp, "releases.txt")
+        with open(pinned, "w") as f:
+            f.write("# header\n0.1.0\n\n0.2.0  # an inline note\n0.3.0\n")
+        self.assertEqual(pinned_releases(pinned), ["0.1.0", "0.2.0", "0.3.0"])
+        targets = os.path.join(self.tmp, "targets")
+        args = (pinned, targets, os.path.join("fw", "core"), "fw-core", "scripts/fw-releases --install")
+        self.assertEqual(release_path("0.3.0", *args), "")  # the newest is the venv's
+        with self.assertRaisesRegex(AdapterError, r"--release 9\.9: not a release of .*releases\.txt \(0\.1\.0, 0\.2\.0, 0\.3\.0\)"):
+            release_path("9.9", *args)
+        with self.assertRaisesRegex(AdapterError, r"--release 0\.2\.0: no fw-core at .*targets/0\.2\.0 \(scripts/fw-releases --install\)"):
+            release_path("0.2.0", *args)
+        os.makedirs(os.path.join(targets, "0.2.0", "fw", "core"))
+        open(os.path.join(targets, "0.2.0", "fw", "core", "__init__.py"), "w").close()
+        self.assertEqual(release_path("0.2.0", *args), os.path.join(targets, "0.2.0"))
+
     def test_world_sizes(self):
         from rcts_adapter_kit.drive import world_sizes
         self.assertEqual(world_sizes("1,2, 4"), [1, 2, 4])

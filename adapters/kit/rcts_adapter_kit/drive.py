@@ -168,3 +168,26 @@ def judge_worlds(todo, worlds, decide, *, tool, rcts, dumps_root, expect=None, c
     if json_out:
         write_json_output(json_out, list(results.values()))
     return 0 if ok else 1
+
+
+def pinned_releases(pinned_file):
+    """The releases a driver's releases.txt pins, oldest first (one per line; `#` starts a
+    comment); the last is the venv's."""
+    with open(pinned_file) as f:
+        return [l.split("#")[0].strip() for l in f if l.split("#")[0].strip()]
+
+
+def release_path(release, pinned_file, targets, package_dir, name, install):
+    """Where `--release RELEASE` imports the framework from: "" (the venv) for the newest
+    pinned release, else its pip target TARGETS/RELEASE (which must hold PACKAGE_DIR, e.g.
+    megatron/core); an AdapterError naming the file and value for a release not pinned, and
+    INSTALL, the command that makes the target, for one not installed."""
+    pinned = pinned_releases(pinned_file)
+    if release not in pinned:
+        raise AdapterError(f"--release {release}: not a release of {pinned_file} ({', '.join(pinned)})")
+    if release == pinned[-1]:
+        return ""
+    path = os.path.join(targets, release)
+    if not os.path.isfile(os.path.join(path, package_dir, "__init__.py")):
+        raise AdapterError(f"--release {release}: no {name} at {path} ({install})")
+    return path
