@@ -556,7 +556,7 @@ class Drive(unittest.TestCase):
             f.write("# header\n0.1.0\n\n0.2.0  # an inline note\n0.3.0\n")
         self.assertEqual(pinned_releases(pinned), ["0.1.0", "0.2.0", "0.3.0"])
         targets = os.path.join(self.tmp, "targets")
-        args = (pinned, targets, os.path.join("fw", "core"), "fw-core", "scripts/fw-releases --install")
+        args = (pinned, targets, os.path.join("fw", "core"), "fw-core", "run fw-releases --install")
         self.assertEqual(release_path("0.3.0", *args), "")  # the newest is the venv's
         with self.assertRaisesRegex(AdapterError, r"--release 9\.9: not a release of .*releases\.txt \(0\.1\.0, 0\.2\.0, 0\.3\.0\)"):
             release_path("9.9", *args)
