@@ -560,7 +560,7 @@ class Drive(unittest.TestCase):
         self.assertEqual(release_path("0.3.0", *args), "")  # the newest is the venv's
         with self.assertRaisesRegex(AdapterError, r"--release 9\.9: not a release of .*releases\.txt \(0\.1\.0, 0\.2\.0, 0\.3\.0\)"):
             release_path("9.9", *args)
-        with self.assertRaisesRegex(AdapterError, r"--release 0\.2\.0: no fw-core at .*targets/0\.2\.0 \(scripts/fw-releases --install\)"):
+        with self.assertRaisesRegex(AdapterError, r"--release 0\.2\.0: no fw-core at .*targets/0\.2\.0 \(run fw-releases --install\)"):
             release_path("0.2.0", *args)
         os.makedirs(os.path.join(targets, "0.2.0", "fw", "core"))
         open(os.path.join(targets, "0.2.0", "fw", "core", "__init__.py"), "w").close()
