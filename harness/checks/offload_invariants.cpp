@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <set>
 
+#include "reference/memory_model/offload_memory.hpp"
+
 namespace rcts::harness {
 
 namespace {
@@ -25,40 +27,6 @@ OffloadGroupStats stats_of(const OffloadReport& r, const std::string& k) {
 }
 
 }  // namespace
-
-std::map<std::string, std::vector<int>> expected_offload_groups(const Config& c) {
-  std::map<std::string, std::vector<int>> out;
-  const auto& o = c.offload;
-  std::vector<std::string> names = o.fine_grained_activation_offloading ? o.offload_modules : std::vector<std::string>{};
-  if (o.cpu_offloading) names.push_back("layer");
-  const auto& r = c.recompute;
-  const bool full = r.recompute_granularity == "full" && r.recompute_num_layers;
-  auto in_checkpoint = [&](int i) { return full && (r.recompute_method == "uniform" || i < *r.recompute_num_layers); };
-  // moe_layer_recompute is the deprecated spelling of selective + moe.
-  const bool whole_moe = r.moe_layer_recompute ||
-                         (r.recompute_granularity == "selective" && contains(r.recompute_modules, "moe"));
-  const auto& m = c.model;
-  auto moe_layer = [&](int i) { return m.num_moe_experts > 0 && i % m.moe_layer_freq == 0; };
-  for (const auto& name : names) {
-    auto& layers = out[name];
-    if (!c.run.training) continue;
-    for (int i = 0; i < m.num_layers; ++i) {
-      if (in_checkpoint(i)) continue;
-      if (name == "layer") {
-        if (i < o.cpu_offloading_num_layers) layers.push_back(i);
-      } else if (name == "expert_fc1" || name == "moe_act") {
-        if (moe_layer(i) && m.moe_grouped_gemm && !whole_moe) layers.push_back(i);
-      } else if (c.gdn_layer(i) && name != "mlp_norm") {
-        // A GDN layer opens no attention group, and no attn_norm: Megatron-LM's GDN spec
-        // fuses its input norm into in_proj (design §15).
-        continue;
-      } else {
-        layers.push_back(i);
-      }
-    }
-  }
-  return out;
-}
 
 std::optional<std::string> warmup_moved_nothing(const RunRecord& without_offload, const RunRecord& run) {
   const OffloadReport& r = *run.offload;
@@ -89,7 +57,7 @@ std::optional<std::string> groups_moved_their_bytes(const RunRecord& run) {
     ++s.tensors;
     if (t.offloaded) s.marked[t.storage] = t.storage_bytes;
   }
-  const auto expected = expected_offload_groups(run.config);
+  const auto expected = offload_group_layers(run.config);
   std::set<std::string> keys;
   for (const auto& [name, layers] : expected) {
     if (layers.empty())
@@ -161,7 +129,7 @@ std::optional<std::string> idle_modules_only_recomputed(const RunRecord& run) {
       return t.tensor + " of group " + t.group + " was kept on device as a parameter, but its storage '" +
              t.storage_name + "' is no parameter of the model";
   }
-  for (const auto& [name, layers] : expected_offload_groups(run.config)) {
+  for (const auto& [name, layers] : offload_group_layers(run.config)) {
     std::set<std::string> groups;
     int64_t moved = 0;
     for (int l : layers)

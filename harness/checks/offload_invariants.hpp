@@ -13,14 +13,6 @@
 
 namespace rcts::harness {
 
-// Offload group name -> the layers (increasing) that form that group in every
-// micro-batch after warmup. Fine-grained: attn_norm, qkv_linear, core_attn,
-// attn_proj and mlp_norm in every layer; expert_fc1 and moe_act in MoE layers
-// (layer % moe_layer_freq == 0) with grouped GEMM, unless selective "moe" checkpoints
-// the whole MoE layer; layer-level "layer" in the first cpu_offloading_num_layers
-// layers. Layers inside a full-recompute checkpoint (uniform: all; block N: the first
-// N) form none: their forward saves nothing (design §6). Eval forms none.
-std::map<std::string, std::vector<int>> expected_offload_groups(const Config& c);
 
 // The first micro-batch is warmup (design §9): it records groups and moves nothing, so
 // after it the host pool has allocated nothing, nothing is resident on the host at the

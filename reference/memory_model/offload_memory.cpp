@@ -1,5 +1,7 @@
 #include "reference/memory_model/offload_memory.hpp"
 
+#include <algorithm>
+
 #include "reference/memory_model/checked_math.hpp"
 
 namespace rcts {
@@ -37,19 +39,6 @@ int64_t elements(const SavedTensor& t, int64_t d) {
   return t.bytes;
 }
 
-bool in_full_checkpoint(const Config& c, int layer) {
-  const auto& r = c.recompute;
-  if (r.recompute_granularity != "full" || !r.recompute_num_layers) return false;
-  return r.recompute_method == "uniform" || layer < *r.recompute_num_layers;
-}
-
-// Whether `layer` forms a group of fine-grained `name`.
-bool forms(const Config& c, const std::string& name, int layer) {
-  if (in_full_checkpoint(c, layer)) return false;
-  if (c.gdn_layer(layer)) return name == "mlp_norm";
-  return true;
-}
-
 }  // namespace
 
 int64_t OffloadShare::layer_bytes(size_t layer) const {
@@ -62,28 +51,50 @@ int64_t OffloadShare::layer_bytes(size_t layer) const {
 OffloadShare offload_share(const Config& c, const StageMemory& st) {
   OffloadShare out;
   out.per_layer.resize(st.layers.size());
-  const auto& o = c.offload;
-  if (!c.run.training) return out;
   const int64_t d = static_cast<int64_t>(dtype_size(c.model.activation_dtype));
-  const int L = static_cast<int>(st.layers.size());
-  auto moves = [&](const SavedTensor& t) { return elements(t, d) >= o.min_offloaded_tensor_size; };
-  if (o.cpu_offloading) {
-    for (int i = 0; i < L && i < o.cpu_offloading_num_layers; ++i) {
-      if (in_full_checkpoint(c, i)) continue;
-      for (const auto& t : st.layers[static_cast<size_t>(i)].tensors)
-        if (moves(t)) out.per_layer[static_cast<size_t>(i)]["layer"] += t.bytes;
+  for (const auto& [name, layers] : offload_group_layers(c)) {
+    // A fine-grained name's last group is its margin and moves nothing; layer-level has none.
+    const size_t moving = name == "layer" || layers.empty() ? layers.size() : layers.size() - 1;
+    for (size_t k = 0; k < moving; ++k) {
+      const auto i = static_cast<size_t>(layers[k]);
+      for (const auto& t : st.layers.at(i).tensors)
+        if ((name == "layer" || group_of(t.name) == name) && elements(t, d) >= c.offload.min_offloaded_tensor_size)
+          out.per_layer[i][name] += t.bytes;
     }
-    return out;
   }
-  if (!o.fine_grained_activation_offloading) return out;
-  for (const auto& name : o.offload_modules) {
-    int margin = -1;
-    for (int i = 0; i < L; ++i)
-      if (forms(c, name, i)) margin = i;
-    for (int i = 0; i < margin; ++i) {
-      if (!forms(c, name, i)) continue;
-      for (const auto& t : st.layers[static_cast<size_t>(i)].tensors)
-        if (group_of(t.name) == name && moves(t)) out.per_layer[static_cast<size_t>(i)][name] += t.bytes;
+  return out;
+}
+
+std::map<std::string, std::vector<int>> offload_group_layers(const Config& c) {
+  std::map<std::string, std::vector<int>> out;
+  const auto& o = c.offload;
+  std::vector<std::string> names = o.fine_grained_activation_offloading ? o.offload_modules : std::vector<std::string>{};
+  if (o.cpu_offloading) names.push_back("layer");
+  const auto& r = c.recompute;
+  const bool full = r.recompute_granularity == "full" && r.recompute_num_layers;
+  auto in_checkpoint = [&](int i) { return full && (r.recompute_method == "uniform" || i < *r.recompute_num_layers); };
+  // moe_layer_recompute is the deprecated spelling of selective + moe.
+  const auto& sel = r.recompute_modules;
+  const bool whole_moe = r.moe_layer_recompute || (r.recompute_granularity == "selective" &&
+                                                   std::find(sel.begin(), sel.end(), "moe") != sel.end());
+  const auto& m = c.model;
+  auto moe_layer = [&](int i) { return m.num_moe_experts > 0 && i % m.moe_layer_freq == 0; };
+  for (const auto& name : names) {
+    auto& layers = out[name];
+    if (!c.run.training) continue;
+    for (int i = 0; i < m.num_layers; ++i) {
+      if (in_checkpoint(i)) continue;
+      if (name == "layer") {
+        if (i < o.cpu_offloading_num_layers) layers.push_back(i);
+      } else if (name == "expert_fc1" || name == "moe_act") {
+        if (moe_layer(i) && m.moe_grouped_gemm && !whole_moe) layers.push_back(i);
+      } else if (c.gdn_layer(i) && name != "mlp_norm") {
+        // A GDN layer opens no attention group, and no attn_norm: Megatron-LM's GDN spec
+        // fuses its input norm into in_proj (design §15).
+        continue;
+      } else {
+        layers.push_back(i);
+      }
     }
   }
   return out;

@@ -34,6 +34,15 @@ struct OffloadShare {
 // The share of each layer of `st` = stage_memory(c) (one pipeline stage: offload excludes
 // pipeline parallelism). Empty maps when nothing moves (no offload, eval).
 OffloadShare offload_share(const Config& c, const StageMemory& st);
+
+// Offload group name -> the layers (increasing) that form that group in every
+// micro-batch after warmup. Fine-grained: attn_norm, qkv_linear, core_attn,
+// attn_proj and mlp_norm in every layer (only mlp_norm in a GDN layer, design §15); expert_fc1 and moe_act in MoE layers
+// (layer % moe_layer_freq == 0) with grouped GEMM, unless selective "moe" checkpoints
+// the whole MoE layer; layer-level "layer" in the first cpu_offloading_num_layers
+// layers. Layers inside a full-recompute checkpoint (uniform: all; block N: the first
+// N) form none: their forward saves nothing (design §6). Eval forms none.
+std::map<std::string, std::vector<int>> offload_group_layers(const Config& c);
 // Why the share is not what a run of `c` leaves on the device at the end of each layer's
 // forward ("" when it is): timed copy streams release the device bytes when the copy
 // completes, not at the commit point.

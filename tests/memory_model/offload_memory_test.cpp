@@ -19,20 +19,15 @@
 #include <gtest/gtest.h>
 
 #include "reference/memory_model/offload_memory.hpp"
+#include "tests/support/configs.hpp"
 
 namespace rcts {
 namespace {
 
 const std::vector<std::string> kAll = {"attn_norm", "qkv_linear", "core_attn", "attn_proj", "mlp_norm"};
 
-Config base(int layers, int h) {
-  Config c;
-  c.model.num_layers = layers;
-  c.model.seq_length = 8;
-  c.model.micro_batch_size = 2;
-  c.model.hidden_size = h;
-  c.model.num_attention_heads = 2;
-  c.model.ffn_hidden_size = 64;
+Config base(int layers, int h) {  // the tiny dense block, every fine-grained module offloaded
+  Config c = test_support::dense({.layers = layers, .hidden = h});
   c.offload.fine_grained_activation_offloading = true;
   c.offload.offload_modules = kAll;
   c.offload.min_offloaded_tensor_size = 100;

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "harness/checks/offload_invariants.hpp"
+#include "reference/memory_model/offload_memory.hpp"
 
 namespace rcts::harness {
 namespace {
@@ -20,7 +21,7 @@ Config dense(int layers, std::vector<std::string> modules) {
 using Groups = std::map<std::string, std::vector<int>>;
 
 TEST(ExpectedOffloadGroups, DenseNamesFormAGroupInEveryLayer) {
-  EXPECT_EQ(expected_offload_groups(dense(3, {"attn_norm", "core_attn"})),
+  EXPECT_EQ(offload_group_layers(dense(3, {"attn_norm", "core_attn"})),
             (Groups{{"attn_norm", {0, 1, 2}}, {"core_attn", {0, 1, 2}}}));
 }
 
@@ -29,13 +30,13 @@ TEST(ExpectedOffloadGroups, ExpertNamesOnlyInGroupedMoeLayers) {
   c.model.num_moe_experts = 4;
   c.model.moe_layer_freq = 2;
   c.model.moe_grouped_gemm = true;
-  EXPECT_EQ(expected_offload_groups(c), (Groups{{"expert_fc1", {0, 2}}, {"moe_act", {0, 2}}, {"mlp_norm", {0, 1, 2, 3}}}));
+  EXPECT_EQ(offload_group_layers(c), (Groups{{"expert_fc1", {0, 2}}, {"moe_act", {0, 2}}, {"mlp_norm", {0, 1, 2, 3}}}));
   c.model.moe_grouped_gemm = false;  // sequential experts form no expert group
-  EXPECT_EQ(expected_offload_groups(c).at("expert_fc1"), std::vector<int>{});
+  EXPECT_EQ(offload_group_layers(c).at("expert_fc1"), std::vector<int>{});
   c.model.moe_grouped_gemm = true;
   c.recompute.moe_layer_recompute = true;  // the whole MoE layer is checkpointed
-  EXPECT_EQ(expected_offload_groups(c).at("moe_act"), std::vector<int>{});
-  EXPECT_EQ(expected_offload_groups(c).at("mlp_norm"), (std::vector<int>{0, 1, 2, 3}));
+  EXPECT_EQ(offload_group_layers(c).at("moe_act"), std::vector<int>{});
+  EXPECT_EQ(offload_group_layers(c).at("mlp_norm"), (std::vector<int>{0, 1, 2, 3}));
 }
 
 TEST(ExpectedOffloadGroups, FullRecomputeCheckpointsFormNoGroup) {
@@ -43,9 +44,9 @@ TEST(ExpectedOffloadGroups, FullRecomputeCheckpointsFormNoGroup) {
   c.recompute.recompute_granularity = "full";
   c.recompute.recompute_method = "block";
   c.recompute.recompute_num_layers = 2;
-  EXPECT_EQ(expected_offload_groups(c).at("attn_norm"), (std::vector<int>{2, 3}));
+  EXPECT_EQ(offload_group_layers(c).at("attn_norm"), (std::vector<int>{2, 3}));
   c.recompute.recompute_method = "uniform";
-  EXPECT_EQ(expected_offload_groups(c).at("attn_norm"), std::vector<int>{});
+  EXPECT_EQ(offload_group_layers(c).at("attn_norm"), std::vector<int>{});
 }
 
 TEST(ExpectedOffloadGroups, LayerLevelAndEval) {
@@ -53,9 +54,9 @@ TEST(ExpectedOffloadGroups, LayerLevelAndEval) {
   c.model.num_layers = 3;
   c.offload.cpu_offloading = true;
   c.offload.cpu_offloading_num_layers = 2;
-  EXPECT_EQ(expected_offload_groups(c), (Groups{{"layer", {0, 1}}}));
+  EXPECT_EQ(offload_group_layers(c), (Groups{{"layer", {0, 1}}}));
   c.run.training = false;
-  EXPECT_EQ(expected_offload_groups(c), (Groups{{"layer", {}}}));
+  EXPECT_EQ(offload_group_layers(c), (Groups{{"layer", {}}}));
 }
 
 OffloadedTensor saved(const std::string& group, const std::string& tensor, uint64_t storage, int64_t bytes,
