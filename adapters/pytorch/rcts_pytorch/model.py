@@ -77,8 +77,8 @@ class Layer:
         the ranks in f32, then the (replicated) bias is added once, then rounded."""
         if not self.tp:
             return self.linear(name, x)
-        part = self.tp.reduce(F.linear(x.float(), self.w(f"{name}.weight")))
-        return self.round(part if self.bias(name) is None else part + self.bias(name))
+        part, bias = self.tp.reduce(F.linear(x.float(), self.w(f"{name}.weight"))), self.bias(name)
+        return self.round(part if bias is None else part + bias)
 
     def dropout(self, x, p, site, kind):
         if not self.training:
